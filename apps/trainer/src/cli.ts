@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+import { CommanderError } from 'commander';
+import { EXIT } from './exit-codes';
+import { createProgram, describeFailure } from './program';
+
+async function main(argv: string[]): Promise<number> {
+  const program = createProgram({
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+  });
+  try {
+    await program.parseAsync(argv);
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has printed the message already; help and version exit 0.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    const { exitCode, message } = describeFailure(error);
+    process.stderr.write(`${message}\n`);
+    return exitCode;
+  }
+}
+
+main(process.argv).then((code) => {
+  process.exitCode = code;
+});

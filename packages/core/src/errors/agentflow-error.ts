@@ -1,0 +1,79 @@
+/**
+ * Every failure AgentFlow reports on purpose. `code` says what kind of failure it is, so
+ * callers branch on data rather than on message text.
+ */
+export type AgentFlowErrorCode =
+  | 'INVALID_ARGUMENT'
+  | 'INVALID_CONFIG'
+  | 'NOT_FOUND'
+  | 'NOT_IMPLEMENTED'
+  | 'PARSE_ERROR'
+  | 'SCHEMA_VALIDATION'
+  | 'SHAPE_MISMATCH'
+  | 'UNSUPPORTED_OPERATOR'
+  | 'RUNTIME_ERROR'
+  | 'DEVICE_UNAVAILABLE'
+  | 'NETWORK_ERROR'
+  | 'HTTP_ERROR'
+  | 'TIMEOUT'
+  | 'ABORTED'
+  | 'TOOL_ERROR'
+  | 'SANDBOX_VIOLATION'
+  | 'DATA_LEAKAGE'
+  | 'CHECKPOINT_ERROR'
+  | 'INTERNAL';
+
+const marker = Symbol.for('agentflow.error');
+
+export interface AgentFlowErrorSettings {
+  code: AgentFlowErrorCode;
+  message: string;
+  cause?: unknown;
+  /** Structured context (offending value, key path, URL...) for logs and tests. */
+  details?: Record<string, unknown>;
+}
+
+export class AgentFlowError extends Error {
+  protected readonly [marker] = true;
+  readonly code: AgentFlowErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor({ code, message, cause, details }: AgentFlowErrorSettings) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'AgentFlowError';
+    this.code = code;
+    this.details = details;
+  }
+
+  /**
+   * True for any AgentFlowError, including one thrown by another copy of this package
+   * (two versions installed side by side), where `instanceof` would say false.
+   */
+  static isInstance(value: unknown): value is AgentFlowError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true;
+  }
+
+  /** True when `value` is an AgentFlowError with the given code. */
+  static hasCode(value: unknown, code: AgentFlowErrorCode): value is AgentFlowError {
+    return AgentFlowError.isInstance(value) && value.code === code;
+  }
+}
+
+/** Formats a value for an error message: short, unambiguous, never throws. */
+export function describeValue(value: unknown, maxLength = 80): string {
+  let text: string;
+  try {
+    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = String(value);
+  }
+  return text.length > maxLength ? `${text.slice(0, maxLength - 3)}...` : text;
+}
+
+/** Exhaustiveness check for discriminated unions. */
+export function assertNever(value: never, what = 'variant'): never {
+  throw new AgentFlowError({
+    code: 'INTERNAL',
+    message: `Unhandled ${what}: ${describeValue(value)}`,
+  });
+}

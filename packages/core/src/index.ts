@@ -1,0 +1,51 @@
+export {
+  AgentFlowError,
+  assertNever,
+  describeValue,
+  type AgentFlowErrorCode,
+  type AgentFlowErrorSettings,
+} from './errors/agentflow-error';
+export { chatMessageSchema, chatRoleSchema, type ChatMessage, type ChatRole } from './schemas/chat';
+export {
+  FINISH_ACTION,
+  plannerActionSchema,
+  toolCallSchema,
+  toolResultSchema,
+  type PlannerAction,
+  type ToolCall,
+  type ToolResult,
+} from './schemas/planner-action';
+export {
+  llmVerdictSchema,
+  verdictReasonSchema,
+  verdictSchema,
+  type LlmVerdict,
+  type Verdict,
+  type VerdictReason,
+} from './schemas/verdict';
+export { stepSchema, type Step } from './schemas/step';
+export { terminationSchema, trajectorySchema, type Termination, type Trajectory } from './schemas/trajectory';
+export { runEventSchema, type RunEvent, type RunEventListener } from './schemas/run-event';
+export type { ChatRequest, ChatResponse, LanguageModel } from './interfaces/language-model';
+export type { Tool, ToolContext } from './interfaces/tool';
+export type {
+  MemoryQuery,
+  MemoryRecord,
+  MemorySearchMode,
+  MemorySearchResult,
+  MemoryStore,
+} from './interfaces/memory-store';
+export type { StepScorer, StepScoringInput } from './interfaces/step-scorer';
+export type {
+  OptimizerStepSettings,
+  PolicyBatch,
+  PolicyGenerateRequest,
+  PolicyGeneration,
+  PolicyObjective,
+  PolicyTrainingBatch,
+  PolicyTrainingStats,
+  TrainablePolicy,
+} from './interfaces/trainable-policy';
+export { createRandom, type Random, type RandomState } from './random/seeded-random';
+export { appendJsonl, readJsonl, writeFileAtomic, type ReadJsonlSettings } from './jsonl/jsonl';
+export { formatZodIssues } from './errors/format-zod-issues';
