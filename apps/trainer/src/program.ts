@@ -1,13 +1,34 @@
 import { AgentFlowError } from '@agentflow/core';
 import { Command } from 'commander';
-import { notImplemented } from './commands/not-implemented';
-import { loadConfig } from './config/load-config';
-import { runConfigSchema } from './config/schema';
+import type { CommandContext, RegisterCommand } from './commands/command-context';
+import { registerCollectCommand } from './commands/collect';
+import { registerDedupCommand } from './commands/dedup';
+import { registerEvalCommand } from './commands/eval';
+import { registerLabelCommand } from './commands/label';
+import { registerMcpCommand } from './commands/mcp';
+import { registerModelCommand } from './commands/model';
+import { registerReportCommand } from './commands/report';
+import { registerRunCommand } from './commands/run';
+import { registerSolveCommand } from './commands/solve';
+import { registerTrainCommand } from './commands/train';
+import { registerTrainPrmCommand } from './commands/train-prm';
 
-export interface ProgramIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
+export type ProgramIo = CommandContext;
+
+/** In the order `--help` lists them: the main job first, then its stages, then tools. */
+const commands: RegisterCommand[] = [
+  registerRunCommand,
+  registerSolveCommand,
+  registerCollectCommand,
+  registerLabelCommand,
+  registerTrainPrmCommand,
+  registerTrainCommand,
+  registerEvalCommand,
+  registerReportCommand,
+  registerMcpCommand,
+  registerModelCommand,
+  registerDedupCommand,
+];
 
 /** Builds the `agentflow` command line. Commands report failures by throwing. */
 export function createProgram(io: ProgramIo): Command {
@@ -17,43 +38,7 @@ export function createProgram(io: ProgramIo): Command {
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError()
     .exitOverride();
-
-  program
-    .command('run')
-    .description('Run the whole pipeline: collect -> label -> train-prm -> train -> eval -> report.')
-    .option('--config <file>', 'YAML or JSON config (default: the embedded default)')
-    .option('--out <dir>', 'run directory')
-    .option('--resume <dir>', 'continue a killed run from its last checkpoint')
-    .option('--dry-run', 'validate the config, check models, data and endpoints, print the plan')
-    .action((options: { config?: string }) => {
-      if (options.config) loadConfig(options.config, runConfigSchema);
-      notImplemented('run', 10);
-    });
-
-  const stages: Array<[string, string, number]> = [
-    ['solve', 'Answer one question with the agent and print its steps.', 5],
-    ['collect', 'Run the untrained agent over the training split and keep every trajectory.', 10],
-    ['label', 'Score each planner step in [0, 1] (LLM judge or Monte-Carlo).', 7],
-    ['train-prm', 'Train the process reward model on labelled steps.', 7],
-    ['train', 'Train the planner with DAPO and step-level credit.', 8],
-    ['eval', 'Evaluate a planner on a held-out split.', 10],
-    ['report', 'Write report.html for one run, or compare two.', 10],
-    ['mcp', 'Serve the tool registry over MCP (stdio).', 5],
-    ['model', 'Create, inspect and check Qwen3-architecture models (init, logprobs, grad).', 4],
-    ['dedup', 'Find test items that leak into the training data.', 6],
-  ];
-  for (const [name, description, issue] of stages) {
-    program
-      .command(name)
-      .description(description)
-      .allowUnknownOption()
-      .allowExcessArguments()
-      .option('--config <file>', 'YAML or JSON config')
-      .action((options: { config?: string }) => {
-        if (options.config) loadConfig(options.config, runConfigSchema);
-        notImplemented(name, issue);
-      });
-  }
+  for (const register of commands) register(program, io);
   return program;
 }
 

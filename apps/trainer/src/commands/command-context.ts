@@ -1,0 +1,10 @@
+import type { Command } from 'commander';
+
+/** What every subcommand receives: where to write. Commands report failures by throwing. */
+export interface CommandContext {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+/** Adds one subcommand to the program. One file per subcommand, each exporting one of these. */
+export type RegisterCommand = (program: Command, context: CommandContext) => void;
