@@ -1,0 +1,48 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RunEvent } from '@agentflow/core';
+import { describe, expect, it } from 'vitest';
+import { openRunDirectory } from './run-directory';
+import { runStages, type Stage } from './run-stages';
+
+describe('runStages', () => {
+  it('skips finished stages on resume and re-runs the interrupted one', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'agentflow-run-')), 'run');
+    const calls: string[] = [];
+    let failOnce = true;
+    const stages: Array<Stage<object>> = [
+      { name: 'collect', run: async () => { calls.push('collect'); return { trajectories: 3 }; } },
+      {
+        name: 'train',
+        run: async () => {
+          calls.push('train');
+          if (failOnce) {
+            failOnce = false;
+            throw new Error('killed');
+          }
+          return 'trained';
+        },
+      },
+    ];
+    const events: RunEvent[] = [];
+    await expect(runStages(stages, openRunDirectory(dir), {}, (e) => events.push(e))).rejects.toThrow('killed');
+    const resumed = openRunDirectory(dir, { mustExist: true });
+    await runStages(stages, resumed, {}, (e) => events.push(e));
+    expect(calls).toEqual(['collect', 'train', 'train']);
+    expect(resumed.stageResult('collect')).toEqual({ trajectories: 3 });
+    expect(resumed.stageResult('train')).toBe('trained');
+    expect(events.filter((e) => e.type === 'stage-start').map((e) => (e as { stage: string }).stage)).toEqual(['collect', 'train', 'train']);
+  });
+
+  it('refuses to resume a folder that is not a run', () => {
+    expect(() => openRunDirectory(mkdtempSync(join(tmpdir(), 'x-')), { mustExist: true })).toThrow(/is not a run directory/);
+  });
+
+  it('keeps metrics append-only', () => {
+    const run = openRunDirectory(mkdtempSync(join(tmpdir(), 'agentflow-run-')));
+    run.appendMetrics([{ stage: 'train', step: 1, reward: 0.5 }]);
+    run.appendMetrics([{ stage: 'train', step: 2, reward: 0.7 }]);
+    expect(run.readMetrics().map((row) => row.reward)).toEqual([0.5, 0.7]);
+  });
+});

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/** Accuracy of one evaluation, with its 95% Wilson interval. */
+export const evaluationSummarySchema = z.object({
+  accuracy: z.number().min(0).max(1).describe('Fraction of held-out tasks answered correctly.'),
+  ci95: z.tuple([z.number(), z.number()]).describe('95% Wilson score interval of the accuracy.'),
+  correct: z.number().int().nonnegative(),
+  total: z.number().int().nonnegative(),
+  meanSteps: z.number().nonnegative().optional(),
+  meanToolCalls: z.number().nonnegative().optional(),
+  formatErrorRate: z.number().min(0).max(1).optional(),
+});
+export type EvaluationSummary = z.infer<typeof evaluationSummarySchema>;
+
+/** `summary.json` of a run: what a script or the report reads. */
+export const runSummarySchema = z.object({
+  name: z.string(),
+  credit: z.string().describe('Credit assignment used by DAPO: process, outcome or mix.'),
+  warmStart: evaluationSummarySchema.optional().describe('Before warm start (the random model), when measured.'),
+  before: evaluationSummarySchema.describe('Held-out accuracy before DAPO (after the warm start).'),
+  after: evaluationSummarySchema.describe('Held-out accuracy after DAPO.'),
+  paired: z
+    .object({ test: z.string(), pValue: z.number(), onlyBefore: z.number(), onlyAfter: z.number() })
+    .optional()
+    .describe('Paired comparison of before and after on the same items.'),
+  prm: z.object({
+    mse: z.number(),
+    mse_constant: z.number().describe('MSE of predicting the mean training label.'),
+    pearson: z.number(),
+    spearman: z.number(),
+    n: z.number().int().nonnegative().optional(),
+    calibration: z
+      .array(z.object({ predicted: z.number(), observed: z.number(), count: z.number().int() }))
+      .optional()
+      .describe('Held-out labels binned by predicted score.'),
+  }),
+  durationSeconds: z.number().nonnegative().optional(),
+});
+export type RunSummary = z.infer<typeof runSummarySchema>;
+
+/** One row of `metrics.jsonl`: the stage, a step counter and numbers. */
+export type MetricsRow = { stage: string; step: number } & Record<string, number | string>;
