@@ -1,1 +1,63 @@
-export {};
+export {
+  allocateTypedArray,
+  bfloat16BitsToFloat32,
+  bfloat16ToFloat32Array,
+  createHostTensor,
+  dtypeByteSize,
+  float16BitsToFloat32,
+  float16ToFloat32Array,
+  float32ToBfloat16Array,
+  float32ToBfloat16Bits,
+  float32ToFloat16Array,
+  float32ToFloat16Bits,
+  isFloatDtype,
+  shapeSize,
+  tensorDtypes,
+  toFloat32,
+  type HostTensor,
+  type TensorData,
+  type TensorDtype,
+  type TypedArrayByDtype,
+} from './dtype/dtype';
+export {
+  openSafetensors,
+  readSafetensors,
+  type SafetensorsFile,
+  type SafetensorsReadSettings,
+} from './safetensors/safetensors-reader';
+export { writeSafetensors } from './safetensors/safetensors-writer';
+export { safetensorsDtypeName, type SafetensorsEntry } from './safetensors/safetensors-format';
+export {
+  ONNX_OPSET,
+  type AttributeValue,
+  type Dimension,
+  type GradientSettings,
+  type GraphBuilder,
+  type Operand,
+  type RawOperatorSettings,
+  type RawOutputSettings,
+  type SaveModelSettings,
+  type SliceSettings,
+  type SymbolicTensor,
+} from './graph/graph-types';
+export { createGraphBuilder, type GraphBuilderSettings } from './graph/graph-builder';
+export type {
+  Device,
+  ResolvedDevice,
+  RuntimeLogger,
+  RuntimeSettings,
+  SessionSettings,
+  TensorRuntime,
+  TensorSession,
+} from './runtime/runtime-types';
+export { createRuntime } from './runtime/runtime';
+export type {
+  AdamW,
+  AdamWSettings,
+  AdamWState,
+  LearningRateSchedule,
+  OptimizerStepResult,
+} from './optim/optimizer-types';
+export { createAdamW } from './optim/adamw';
+export { learningRateAt } from './optim/schedules';
+export { clipGradientsByGlobalNorm, globalGradientNorm } from './optim/gradient-clipping';

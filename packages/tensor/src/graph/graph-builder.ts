@@ -1,0 +1,98 @@
+import { AgentFlowError, describeValue } from '@agentflow/core';
+import { toFloat32 } from '../dtype/dtype';
+import { buildGradients } from '../autodiff/gradients';
+import { createGraphState, emit, registerTensor, assertOwned } from './graph-state';
+import type { GraphBuilder, SymbolicTensor } from './graph-types';
+import { constantOf, createMathOperators } from './operators-math';
+import { createShapeOperators } from './operators-shape';
+import { initializerBytes, saveModel, serializeInline } from './serialize';
+
+/** Settings for {@link createGraphBuilder}. */
+export interface GraphBuilderSettings {
+  /** The ONNX graph name, default 'agentflow'. */
+  name?: string;
+}
+
+function checkDeclaredName(name: string, role: string): void {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `${role} name must be a non-empty string, got ${describeValue(name)}.`,
+      details: { name },
+    });
+  }
+}
+
+/** Creates an empty ONNX graph builder (opset 17). See {@link GraphBuilder}. */
+export function createGraphBuilder(settings: GraphBuilderSettings = {}): GraphBuilder {
+  const state = createGraphState(settings.name ?? 'agentflow');
+  const builder: GraphBuilder = {
+    ...createMathOperators(state),
+    ...createShapeOperators(state),
+    input(name, dtype, shape) {
+      checkDeclaredName(name, 'Input');
+      const tensor = registerTensor(state, name, dtype, shape);
+      state.inputs.push(tensor);
+      return tensor;
+    },
+    initializer(name, value, initializerSettings = {}) {
+      checkDeclaredName(name, 'Initializer');
+      const stored =
+        !initializerSettings.keepDtype && (value.dtype === 'float16' || value.dtype === 'bfloat16') ? toFloat32(value) : value;
+      const tensor = registerTensor(state, name, stored.dtype, stored.shape);
+      state.initializers.set(name, { tensor, value: stored });
+      return tensor;
+    },
+    constant(value, dtype = 'float32') {
+      if (typeof value === 'number') return constantOf(state, [value], dtype, []);
+      const [tensor] = emit(state, 'Constant', [], [{ dtype: value.dtype, shape: value.shape }], { attributes: { value } });
+      state.constantValues.set(tensor!.name, value);
+      return tensor!;
+    },
+    output(tensor, name) {
+      assertOwned(state, tensor, 'output');
+      let result: SymbolicTensor = tensor;
+      if (name !== undefined && name !== tensor.name) {
+        checkDeclaredName(name, 'Output');
+        const [renamed] = emit(state, 'Identity', [tensor], [{ dtype: tensor.dtype, shape: tensor.shape }]);
+        // Re-register under the requested name so sessions fetch it by that name.
+        state.tensors.delete(renamed!.name);
+        const node = state.nodes[state.nodes.length - 1]!;
+        state.producers.delete(renamed!.name);
+        result = registerTensor(state, name, tensor.dtype, tensor.shape);
+        node.outputs = [result];
+        state.producers.set(name, node);
+      }
+      if (!state.outputs.includes(result)) state.outputs.push(result);
+      return result;
+    },
+    op(opType, inputs, operatorSettings = {}) {
+      const first = inputs.find((input) => input !== undefined);
+      const outputs = operatorSettings.outputs ?? (first ? [{ dtype: first.dtype, shape: first.shape }] : []);
+      if (outputs.length === 0) {
+        throw new AgentFlowError({
+          code: 'INVALID_ARGUMENT',
+          message: `op(${describeValue(opType)}): give settings.outputs when the operator has no tensor inputs.`,
+          details: { opType },
+        });
+      }
+      return emit(state, opType, inputs, outputs, {
+        attributes: operatorSettings.attributes ?? {},
+        ...(operatorSettings.domain === undefined ? {} : { domain: operatorSettings.domain }),
+      });
+    },
+    gradients(output, wrt, gradientSettings = {}) {
+      return buildGradients(state, builder, output, wrt, gradientSettings);
+    },
+    toBytes: () => serializeInline(state),
+    save: (path, saveSettings = {}) => saveModel(state, path, saveSettings.externalData ?? 'auto'),
+    summary: () => ({
+      nodes: state.nodes.length,
+      inputs: state.inputs.length,
+      outputs: state.outputs.length,
+      initializers: state.initializers.size,
+      initializerBytes: initializerBytes(state),
+    }),
+  };
+  return builder;
+}

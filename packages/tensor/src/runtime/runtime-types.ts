@@ -1,0 +1,60 @@
+import type { HostTensor } from '../dtype/dtype';
+
+/** Where sessions run. 'auto' tries CUDA and falls back to the CPU with one log line. */
+export type Device = 'auto' | 'cuda' | 'cpu';
+
+/** The execution provider a session actually uses. */
+export type ResolvedDevice = 'cuda' | 'cpu';
+
+/** Receives the runtime's few log lines (the CUDA fallback notice). */
+export interface RuntimeLogger {
+  warn(message: string): void;
+}
+
+/** Settings for {@link createRuntime}. */
+export interface RuntimeSettings {
+  /** Default 'auto'. */
+  device?: Device;
+  /** Threads inside one operator (ONNX Runtime default: one per physical core). */
+  intraOpThreads?: number;
+  /** Threads across independent operators (only used with parallel execution). */
+  interOpThreads?: number;
+  /** Default 'all' (ONNX Runtime's default). */
+  graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
+  /** CUDA device ordinal, default 0. */
+  cudaDeviceId?: number;
+  /** Default: `console`. */
+  logger?: RuntimeLogger;
+}
+
+/** Settings for one {@link TensorRuntime.createSession} call. */
+export interface SessionSettings {
+  /** A label for error messages. */
+  name?: string;
+}
+
+/**
+ * A loaded model. Create it once and call {@link TensorSession.run} for every batch: the
+ * graph is optimised once, and weights stay in the session.
+ */
+export interface TensorSession {
+  readonly name: string;
+  readonly device: ResolvedDevice;
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  /**
+   * Runs the graph. `feeds` maps every graph input name to a host tensor (float16 and
+   * bfloat16 feeds are converted to float32); `fetches` names the outputs wanted (default
+   * all). Returns host tensors by name (int64 outputs as BigInt64Array).
+   */
+  run(feeds: Readonly<Record<string, HostTensor>>, fetches?: readonly string[]): Promise<Record<string, HostTensor>>;
+  release(): Promise<void>;
+}
+
+/** Creates sessions on one device, resolved once for all of them. */
+export interface TensorRuntime {
+  /** `model` is serialised bytes (GraphBuilder.toBytes) or a path (GraphBuilder.save, needed for external data). */
+  createSession(model: Uint8Array | string, settings?: SessionSettings): Promise<TensorSession>;
+  /** The device sessions use; undefined until the first session resolved it. */
+  readonly device: ResolvedDevice | undefined;
+}
