@@ -1,1 +1,58 @@
-export {};
+/**
+ * @agentflow/dapo: DAPO (decoupled clipping, dynamic sampling, token-level loss, soft
+ * overlong punishment) with step-level credit from a process reward model, as pure math
+ * over typed arrays and as a training loop over core's TrainablePolicy.
+ */
+
+/** Group statistics used by every advantage estimator. */
+export { mean, standardDeviation, standardize, type StdEstimator } from './math/statistics';
+/** Outcome advantages A = (R - mean) / (std + eps), per group. */
+export { batchGroupAdvantages, groupAdvantages, type GroupAdvantageSettings } from './math/group-advantages';
+/** Step credit: outcome broadcast, DeepSeekMath process sum, PURE min-form, and their mix. */
+export {
+  assignStepCredit,
+  needsStepScores,
+  softMinWeighted,
+  suffixSums,
+  type GroupCreditInput,
+  type ProcessCredit,
+  type StepCredit,
+} from './math/step-credit';
+/** Step advantages onto completion tokens (each step is its own completion). */
+export { expandStepAdvantages } from './math/token-advantages';
+/** Token weights for 'token-mean' (DAPO), 'sequence-mean' (GRPO) and 'dr-grpo' aggregation. */
+export { aggregationTokenWeights, type LossAggregation, type TokenWeightSettings } from './math/token-weights';
+/** The clipped surrogate with its exact gradient with respect to the new log-probs. */
+export {
+  clippedSurrogate,
+  type ClippedSurrogateInput,
+  type ClippedSurrogateResult,
+  type ClippedSurrogateSettings,
+} from './math/clipped-surrogate';
+/** The loss of a batch of ragged completions (weights plus surrogate in one call). */
+export { sequenceSurrogateLoss, type SequenceLossResult, type SurrogateSequence } from './math/sequence-loss';
+/** Soft overlong punishment and truncation masks. */
+export { completionMask, softOverlongPenalty, type OverlongSettings } from './math/overlong';
+/** Dynamic sampling: the population-std filter and the refill loop with its round cap. */
+export { DEFAULT_STD_THRESHOLD, filterGroups, isInformativeGroup, type GroupFilterResult } from './sampling/group-filter';
+export { collectGroups, type CollectGroupsSettings, type CollectedGroups, type DynamicSampling } from './sampling/collect-groups';
+/** The configuration: every hyper-parameter documented, defaults cited. */
+export { dapoConfigSchema, parseDapoConfig, type DapoConfig, type DapoConfigInput } from './config/dapo-config';
+/** The training loop. */
+export { createDapoTrainer, type DapoTrainer, type DapoTrainerSettings } from './loop/dapo-trainer';
+export type { OutcomeScore, ScoredGroup } from './loop/scored-group';
+export type { DapoStepMetrics } from './loop/step-metrics';
+export { buildMicroBatches, buildTrainingRows, miniBatchRowIndices, type MicroBatchSettings, type TrainingRow } from './loop/training-rows';
+export { createDataCursor, type DataCursor, type DataCursorState } from './loop/data-cursor';
+export { loadLatestCheckpoint, saveCheckpoint, type TrainerState } from './loop/checkpoint-store';
+/** The clipped surrogate as an ONNX graph on @agentflow/tensor, for policies that train in ONNX Runtime. */
+export {
+  addClippedSurrogate,
+  clippedSurrogateObjective,
+  clippedSurrogateTerms,
+  type ObjectiveGraphTensors,
+  type SurrogateGraph,
+  type SurrogateGraphSettings,
+  type SurrogateGraphTerms,
+  type SurrogateTensors,
+} from './graph/clipped-surrogate-graph';

@@ -1,0 +1,56 @@
+/** What one training step reports (through `onMetrics`). */
+export interface DapoStepMetrics {
+  /** Steps completed, this one included (1-based). */
+  step: number;
+  /** Mean reward (outcome plus overlong penalty) over every rollout generated this step, dropped groups included. */
+  reward: number;
+  /** Fraction of the rollouts generated this step that the outcome checker marked correct. */
+  accuracy: number;
+  groupsKept: number;
+  groupsGenerated: number;
+  groupsDropped: number;
+  /** Rollouts spent on groups that dynamic sampling dropped. */
+  rolloutsDropped: number;
+  /** Informative groups generated beyond the batch size and discarded. */
+  groupsSurplus: number;
+  generationRounds: number;
+  /** Completions (planner steps) trained on and their tokens. */
+  completions: number;
+  tokens: number;
+  /** Mean over optimiser updates of the loss. */
+  loss: number;
+  /** Token-weighted means over the updates; null when the policy does not report them. */
+  clipFraction: number | null;
+  approxKl: number | null;
+  entropy: number | null;
+  /**
+   * Mean |old - sampling| log-prob over tokens whose sampler reported log-probs: how far the
+   * sampling engine (vLLM, Ollama, the local generator) is from the training engine. Null when none did.
+   */
+  samplerMismatch: number | null;
+  /** Mean gradient norm (before clipping) over the updates. */
+  gradNorm: number;
+  optimizerUpdates: number;
+  learningRate: number;
+  seconds: number;
+  /** Completion tokens trained on per second of the whole step (rollouts included). */
+  tokensPerSecond: number;
+  /** What the evaluation function returned, on the steps where it ran. */
+  evaluation?: Record<string, number>;
+}
+
+/** Token-weighted running mean that stays null while nothing was reported. */
+export function createWeightedMean() {
+  let sum = 0;
+  let weight = 0;
+  return {
+    add(value: number | undefined, tokens: number) {
+      if (value === undefined || !Number.isFinite(value) || tokens <= 0) return;
+      sum += value * tokens;
+      weight += tokens;
+    },
+    value(): number | null {
+      return weight === 0 ? null : sum / weight;
+    },
+  };
+}

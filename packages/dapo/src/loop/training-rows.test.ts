@@ -1,0 +1,63 @@
+import type { Step, Trajectory } from '@agentflow/core';
+import { describe, expect, it } from 'vitest';
+import { parseDapoConfig } from '../config/dapo-config';
+import type { ScoredGroup } from './scored-group';
+import { buildMicroBatches, buildTrainingRows, miniBatchRowIndices } from './training-rows';
+
+const step = (index: number, completionTokenIds: number[], truncated = false): Step => ({
+  index,
+  prompt: [],
+  completion: '',
+  promptTokenIds: [100 + index],
+  completionTokenIds,
+  truncated,
+  action: null,
+  timings: { plannerMs: 0, toolMs: 0, verifierMs: 0 },
+});
+const trajectory = (id: string, steps: Step[]): Trajectory => ({
+  id,
+  question: 'q',
+  steps,
+  answer: null,
+  termination: 'finished',
+  startedAt: '2026-01-01T00:00:00.000Z',
+  durationMs: 0,
+});
+
+// The spec's process example: o1 = [0.9, 0.2] (2 steps), o2 = [0.8, 0.7, 0.9] (3 steps).
+const group: ScoredGroup = {
+  promptIndex: 0,
+  trajectories: [trajectory('o1', [step(0, [1, 2]), step(1, [3])]), trajectory('o2', [step(0, [4]), step(1, [5, 6, 7], true), step(2, [8])])],
+  rewards: [0, 1],
+  correct: [false, true],
+  stepScores: [[0.9, 0.2], [0.8, 0.7, 0.9]],
+};
+
+describe('buildTrainingRows', () => {
+  it('makes one row per step, every token carrying its step advantage', () => {
+    const config = parseDapoConfig({ credit: { kind: 'process-sum' }, advantage: { eps: 0 } });
+    const rows = buildTrainingRows([group], config);
+    expect(rows.map((row) => row.completionIds)).toEqual([[1, 2], [3], [4], [5, 6, 7], [8]]);
+    expect(rows.map((row) => row.promptIds)).toEqual([[100], [101], [100], [101], [102]]);
+    const expected = [-1.02899151, -1.71498585, 1.02899151, 0.68599434, 0.68599434];
+    rows.forEach((row, index) => {
+      for (const value of row.advantages) expect(value).toBeCloseTo(expected[index] as number, 7);
+    });
+    expect(rows[3]?.mask).toEqual([1, 1, 1]);
+    expect(buildTrainingRows([group], { ...config, maskTruncated: true })[3]?.mask).toEqual([0, 0, 0]);
+  });
+
+  it('micro-batch token weights add up to the token mean over the optimiser update', () => {
+    const config = parseDapoConfig({ microBatchRows: 2, promptsPerBatch: 2, promptsPerMiniBatch: 1, maskTruncated: true });
+    const rows = buildTrainingRows([group, { ...group, promptIndex: 1 }], config);
+    const updates = miniBatchRowIndices(rows, config.promptsPerMiniBatch);
+    expect(updates).toEqual([[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]);
+    const objective = { kind: 'clipped-surrogate', epsLow: 0.2, epsHigh: 0.28, klCoefficient: 0 } as const;
+    const batches = buildMicroBatches({ rows, indices: updates[0] as number[], oldLogprobs: rows.map((row) => row.completionIds.map(() => -1)), config, objective });
+    expect(batches.map((batch) => batch.completionIds.length)).toEqual([2, 2, 1]);
+    const weights = batches.flatMap((batch) => batch.tokenWeights.flat());
+    // 8 tokens, 3 of them in the masked truncated step: 5 count, each 1/5.
+    expect(weights.reduce((sum, value) => sum + value, 0)).toBeCloseTo(1, 12);
+    expect(weights.filter((value) => value > 0)).toEqual([0.2, 0.2, 0.2, 0.2, 0.2]);
+  });
+});

@@ -1,0 +1,108 @@
+import type { PolicyObjective, PolicyTrainingBatch } from '@agentflow/core';
+import type { DapoConfig } from '../config/dapo-config';
+import { completionMask } from '../math/overlong';
+import { assignStepCredit } from '../math/step-credit';
+import { expandStepAdvantages } from '../math/token-advantages';
+import { aggregationTokenWeights } from '../math/token-weights';
+import type { ScoredGroup } from './scored-group';
+
+/** One planner completion as the loss sees it. Per-token arrays are [tokens]. */
+export interface TrainingRow {
+  /** Index of the group (prompt) in the batch. */
+  group: number;
+  promptIds: number[];
+  completionIds: number[];
+  advantages: number[];
+  /** 1 counts, 0 masked (a truncated completion when maskTruncated is on). */
+  mask: number[];
+  /** Log-probs the sampler reported, when it did. */
+  samplingLogprobs?: number[];
+}
+
+/**
+ * Credit assignment for every group, then one row per planner step: each step is its own
+ * completion and all its tokens carry the step's advantage.
+ */
+export function buildTrainingRows(groups: readonly ScoredGroup[], config: DapoConfig): TrainingRow[] {
+  const rows: TrainingRow[] = [];
+  groups.forEach((group, groupIndex) => {
+    const credit = assignStepCredit(
+      {
+        outcomeRewards: group.rewards,
+        stepScores: group.stepScores,
+        stepCounts: group.trajectories.map((trajectory) => trajectory.steps.length),
+      },
+      config.credit,
+      config.advantage,
+    );
+    group.trajectories.forEach((trajectory, rollout) => {
+      const steps = trajectory.steps;
+      const tokenAdvantages = expandStepAdvantages(
+        credit[rollout] as Float64Array,
+        steps.map((step) => step.completionTokenIds?.length ?? 0),
+      );
+      steps.forEach((step, index) => {
+        const completionIds = step.completionTokenIds ?? [];
+        if (completionIds.length === 0) return;
+        rows.push({
+          group: groupIndex,
+          promptIds: step.promptTokenIds ?? [],
+          completionIds,
+          advantages: Array.from(tokenAdvantages[index] as Float64Array),
+          mask: Array.from(completionMask(completionIds.length, step.truncated, config.maskTruncated)),
+          ...(step.completionLogprobs === undefined ? {} : { samplingLogprobs: step.completionLogprobs }),
+        });
+      });
+    });
+  });
+  return rows;
+}
+
+/** Row indices of each optimiser update: consecutive runs of `groupsPerMiniBatch` groups. */
+export function miniBatchRowIndices(rows: readonly TrainingRow[], groupsPerMiniBatch: number): number[][] {
+  const batches: number[][] = [];
+  rows.forEach((row, index) => {
+    const slot = Math.floor(row.group / groupsPerMiniBatch);
+    while (batches.length <= slot) batches.push([]);
+    (batches[slot] as number[]).push(index);
+  });
+  return batches.filter((batch) => batch.length > 0);
+}
+
+export interface MicroBatchSettings {
+  rows: readonly TrainingRow[];
+  /** Rows of one optimiser update; token weights are computed over exactly these. */
+  indices: readonly number[];
+  oldLogprobs: readonly number[][];
+  referenceLogprobs?: readonly number[][];
+  config: DapoConfig;
+  objective: PolicyObjective;
+}
+
+/**
+ * Splits one optimiser update into micro-batches of at most microBatchRows completions.
+ * Token weights come from the whole update, so the micro-batch losses add up to the
+ * chosen aggregation over it.
+ */
+export function buildMicroBatches(settings: MicroBatchSettings): PolicyTrainingBatch[] {
+  const { rows, indices, config } = settings;
+  const weights = aggregationTokenWeights(
+    indices.map((index) => (rows[index] as TrainingRow).mask),
+    { aggregation: config.aggregation, tokenBudget: config.drGrpoTokenBudget ?? config.overlong.maxLength },
+  );
+  const batches: PolicyTrainingBatch[] = [];
+  for (let start = 0; start < indices.length; start += config.microBatchRows) {
+    const slice = indices.slice(start, start + config.microBatchRows);
+    const batch: PolicyTrainingBatch = {
+      objective: settings.objective,
+      promptIds: slice.map((index) => (rows[index] as TrainingRow).promptIds),
+      completionIds: slice.map((index) => (rows[index] as TrainingRow).completionIds),
+      advantages: slice.map((index) => (rows[index] as TrainingRow).advantages),
+      oldLogprobs: slice.map((index) => settings.oldLogprobs[index] as number[]),
+      tokenWeights: slice.map((_index, offset) => Array.from(weights[start + offset] as Float64Array)),
+    };
+    if (settings.referenceLogprobs) batch.referenceLogprobs = slice.map((index) => settings.referenceLogprobs?.[index] as number[]);
+    batches.push(batch);
+  }
+  return batches;
+}
