@@ -7,6 +7,7 @@ import { registerEvalCommand } from './commands/eval';
 import { registerLabelCommand } from './commands/label';
 import { registerMcpCommand } from './commands/mcp';
 import { registerModelCommand } from './commands/model';
+import { registerPrmCommand } from './commands/prm';
 import { registerReportCommand } from './commands/report';
 import { registerRunCommand } from './commands/run';
 import { registerSolveCommand } from './commands/solve';
@@ -22,6 +23,7 @@ const commands: RegisterCommand[] = [
   registerCollectCommand,
   registerLabelCommand,
   registerTrainPrmCommand,
+  registerPrmCommand,
   registerTrainCommand,
   registerEvalCommand,
   registerReportCommand,

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { makeTrajectory } from '../__fixtures__/trajectories';
+import { extractSteps } from './extract-steps';
+import { prmExampleSchema } from './prm-example';
+import { renderStepInput } from './render-input';
+
+describe('extractSteps', () => {
+  it('gives one step per decision with the parsed earlier decisions as history', () => {
+    const steps = extractSteps(makeTrajectory());
+    expect(steps.map((step) => step.id)).toEqual(['traj-1:0', 'traj-1:1', 'traj-1:2', 'traj-1:3']);
+    expect(steps.map((step) => step.history.length)).toEqual([0, 1, 1, 2]);
+    expect(steps[1]?.action).toBeNull();
+    expect(steps[3]?.history.map((action) => action.action)).toEqual(['search', 'python']);
+    expect(steps.every((step) => step.taskId === 'task-7' && step.outcomeReward === 1)).toBe(true);
+  });
+
+  it('rejects something that is not a trajectory, naming the field', () => {
+    expect(() => extractSteps({ id: 'x' } as never)).toThrow(/Not a trajectory \(x\): question: Invalid input: expected string/);
+  });
+});
+
+describe('renderStepInput', () => {
+  it('never contains a tool output, of the scored step or of an earlier one', () => {
+    const trajectory = makeTrajectory();
+    for (const step of extractSteps(trajectory)) {
+      const text = renderStepInput(step);
+      expect(text).not.toContain('TOOL-OUTPUT-MARKER');
+      // The scored step's own tool output must be absent even though the decision is present.
+      const own = trajectory.steps[step.stepIndex]?.toolResult?.output ?? '';
+      expect(text).not.toContain(own);
+    }
+  });
+
+  it('shows the question, the history in order and the decision last', () => {
+    const text = renderStepInput(extractSteps(makeTrajectory())[2]!);
+    expect(text).toContain('What is the population of Lyon times 2?');
+    expect(text).toMatch(/1\. thought: Look up Lyon first\. \| action: search \| input: \{"query":"Lyon population"\}/);
+    expect(text.trimEnd().endsWith('thought: Double it. | action: python | input: {"code":"522250 * 2"}')).toBe(true);
+  });
+
+  it('renders a format error explicitly', () => {
+    expect(renderStepInput(extractSteps(makeTrajectory())[1]!)).toContain('(format error');
+  });
+});
+
+describe('prmExampleSchema', () => {
+  it('accepts a labelled step and rejects a label outside [0, 1]', () => {
+    const step = extractSteps(makeTrajectory())[0]!;
+    const example = { ...step, label: 0.75, provenance: { labeller: 'judge', judgeModel: 'deepseek-chat', costUsd: 0.0001 } };
+    expect(prmExampleSchema.parse(JSON.parse(JSON.stringify(example)))).toEqual(example);
+    expect(prmExampleSchema.safeParse({ ...example, label: 1.5 }).success).toBe(false);
+    expect(prmExampleSchema.safeParse({ ...example, provenance: { labeller: 'oracle' } }).success).toBe(false);
+  });
+});

@@ -1,0 +1,51 @@
+import { plannerActionSchema } from '@agentflow/core';
+import { z } from 'zod';
+
+/** Who produced a label. `consensus` marks a step kept because judge and Monte-Carlo agreed. */
+export const labellerSchema = z.enum(['judge', 'monte-carlo', 'consensus']);
+export type Labeller = z.infer<typeof labellerSchema>;
+
+/** Where a label came from and what it cost, so a data set can be audited and re-priced. */
+export const labelProvenanceSchema = z
+  .object({
+    labeller: labellerSchema.describe('The labeller that produced the label.'),
+    judgeModel: z.string().optional().describe('Model id of the LLM judge, when a judge was asked.'),
+    costUsd: z.number().nonnegative().optional().describe('What the judge call cost in US dollars (0 for a cache hit).'),
+    samples: z.number().int().nonnegative().optional().describe('Monte-Carlo completions started after the step.'),
+    successes: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('How many of those completions reached the right answer.'),
+    rationale: z.string().optional().describe("The judge's reason for its score."),
+  })
+  .strict();
+export type LabelProvenance = z.infer<typeof labelProvenanceSchema>;
+
+/**
+ * One planner decision to be labelled: what the PRM sees (question, earlier decisions,
+ * the decision, never any tool output) plus where it came from.
+ */
+export const prmStepSchema = z
+  .object({
+    id: z.string().min(1).describe('Stable id of the step: `<trajectoryId>:<stepIndex>`.'),
+    trajectoryId: z.string().min(1).describe('Id of the trajectory the step belongs to.'),
+    taskId: z.string().optional().describe('Id of the task, to group trajectories of one question (best-of-N).'),
+    stepIndex: z.number().int().nonnegative().describe('Index of the step in its trajectory.'),
+    question: z.string().describe('The question the agent was solving.'),
+    history: z.array(plannerActionSchema).describe('The decisions before this one that parsed, in order.'),
+    action: plannerActionSchema.nullable().describe('The decision to score, or null for a format error.'),
+    outcomeReward: z.number().optional().describe("The trajectory's outcome reward (1 correct, 0 wrong by default)."),
+  })
+  .strict();
+export type PrmStep = z.infer<typeof prmStepSchema>;
+
+/** A labelled step: the training and evaluation record of the PRM, one JSONL line each. */
+export const prmExampleSchema = prmStepSchema
+  .extend({
+    label: z.number().min(0).max(1).describe('How good the decision is, in [0, 1].'),
+    provenance: labelProvenanceSchema.describe('Who labelled the step and at what cost.'),
+  })
+  .strict();
+export type PrmExample = z.infer<typeof prmExampleSchema>;

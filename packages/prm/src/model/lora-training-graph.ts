@@ -1,0 +1,65 @@
+import { assertNever } from '@agentflow/core';
+import {
+  buildDecoder,
+  declareLoraInputs,
+  type LoraLayout,
+  loraInputName,
+  type ModelWeights,
+  type Qwen3Config,
+} from '@agentflow/models';
+import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
+import { LAST_TOKEN } from './backbone-features';
+import { HEAD_BIAS, HEAD_WEIGHT, LABELS, LOSS, type PrmLoss } from './head-graph';
+
+/** The names of the trainable graph inputs: every LoRA matrix, then the head. */
+export function loraTrainableNames(layout: LoraLayout): string[] {
+  return [
+    ...layout.modules.flatMap(({ path }) => [loraInputName(path, 'A'), loraInputName(path, 'B')]),
+    HEAD_WEIGHT,
+    HEAD_BIAS,
+  ];
+}
+
+/**
+ * Backbone with LoRA, last-token selection, the sigmoid head and the loss in one graph,
+ * with the gradients of the loss with respect to every LoRA matrix and the head
+ * (outputs `grad.<input name>`). The base weights are frozen initializers.
+ */
+export function buildLoraTrainingGraph(config: Qwen3Config, weights: ModelWeights, layout: LoraLayout, loss: PrmLoss): GraphBuilder {
+  const graph = createGraphBuilder({ name: `prm-lora-train-${loss}` });
+  const lora = declareLoraInputs(graph, layout);
+  const decoder = buildDecoder(graph, config, weights, { kvCache: false, lora });
+  const lastToken = graph.input(LAST_TOKEN, 'float32', ['batch', 'sequence']); // [batch, sequence]
+  const features = graph.reduceSum(graph.mul(decoder.hidden, graph.unsqueeze(lastToken, [2])), [1]); // [batch, hidden]
+  const weight = graph.input(HEAD_WEIGHT, 'float32', [config.hiddenSize, 1]);
+  const bias = graph.input(HEAD_BIAS, 'float32', [1]);
+  const scores = graph.sigmoid(graph.squeeze(graph.add(graph.matmul(features, weight), bias), [1])); // [batch]
+  const labels = graph.input(LABELS, 'float32', ['batch']);
+  let perRow: SymbolicTensor; // [batch]
+  switch (loss) {
+    case 'mse': {
+      const error = graph.sub(scores, labels);
+      perRow = graph.mul(error, error);
+      break;
+    }
+    case 'bce': {
+      const p = graph.clip(scores, 1e-7, 1 - 1e-7);
+      perRow = graph.neg(graph.add(graph.mul(labels, graph.log(p)), graph.mul(graph.sub(1, labels), graph.log(graph.sub(1, p)))));
+      break;
+    }
+    default:
+      return assertNever(loss, 'PRM loss');
+  }
+  const mean = graph.reduceMean(perRow, [0]);
+  graph.output(mean, LOSS);
+  const trainable: SymbolicTensor[] = [];
+  for (const { path } of layout.modules) {
+    const tensors = lora.get(path)!;
+    trainable.push(tensors.a, tensors.b);
+  }
+  trainable.push(weight, bias);
+  graph.gradients(mean, trainable).forEach((gradient, index) => {
+    graph.output(gradient, `grad.${trainable[index]!.name}`);
+  });
+  return graph;
+}

@@ -1,0 +1,46 @@
+import { loraSettingsSchema } from '@agentflow/models';
+import { z } from 'zod';
+
+/** Where the PRM's backbone comes from. */
+export const prmBackboneSchema = z.discriminatedUnion('kind', [
+  z
+    .object({
+      kind: z.literal('random'),
+      preset: z
+        .enum(['tiny', 'qwen3-0.6b-shape'])
+        .default('tiny')
+        .describe('A built-in Qwen3 shape (@agentflow/models presets); tiny pairs with the byte-level tokenizer.'),
+      seed: z.number().int().default(0).describe('Seed of the random weights; the checkpoint stores it to rebuild them.'),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('folder'),
+      path: z.string().min(1).describe('A Hugging Face Qwen3 folder: config.json, *.safetensors, tokenizer files.'),
+    })
+    .strict(),
+]);
+export type PrmBackbone = z.infer<typeof prmBackboneSchema>;
+
+/** What `createPrm` builds. */
+export const prmSettingsSchema = z
+  .object({
+    backbone: prmBackboneSchema
+      .default({ kind: 'random', preset: 'tiny', seed: 0 })
+      .describe('The Qwen3 backbone: the tiny preset by default (the reference system uses Qwen3-0.6B).'),
+    lora: loraSettingsSchema
+      .optional()
+      .describe('LoRA on the backbone; absent (default) freezes the backbone and trains the head only.'),
+    maxTokens: z
+      .number()
+      .int()
+      .positive()
+      .default(512)
+      .describe('Longest input in tokens; longer ones keep their end (the decision) and lose their start.'),
+    batchSize: z.number().int().positive().default(16).describe('Inputs per backbone run when scoring.'),
+    device: z.enum(['auto', 'cuda', 'cpu']).default('auto').describe('ONNX Runtime execution provider.'),
+    intraOpThreads: z.number().int().positive().optional().describe('ONNX Runtime threads per operator (default: its own).'),
+  })
+  .strict();
+export type PrmSettings = z.input<typeof prmSettingsSchema>;
+export type PrmConfig = z.output<typeof prmSettingsSchema>;

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+/** How `trainPrm` fits the head. Defaults are documented where they come from. */
+export const prmTrainingSettingsSchema = z
+  .object({
+    loss: z
+      .enum(['mse', 'bce'])
+      .default('mse')
+      .describe('MSE on soft labels (the reference system) or binary cross-entropy (labels as probabilities).'),
+    epochs: z.number().int().positive().default(200).describe('Passes over the training set at most.'),
+    batchSize: z.number().int().positive().default(32).describe('Examples per optimiser step.'),
+    learningRate: z
+      .number()
+      .positive()
+      .default(0.01)
+      .describe('AdamW learning rate; 1e-2 suits a linear head on frozen features (Adam, Kingma & Ba 2015, uses 1e-3 for deep nets).'),
+    loraLearningRate: z
+      .number()
+      .positive()
+      .default(2e-4)
+      .describe('AdamW learning rate of the LoRA matrices, when the PRM has LoRA (QLoRA, Dettmers et al. 2023: 2e-4 for 7B-13B).'),
+    weightDecay: z.number().nonnegative().default(0).describe('Decoupled weight decay of the head weight (not the bias).'),
+    validationFraction: z
+      .number()
+      .min(0)
+      .lt(1)
+      .default(0.2)
+      .describe('Share of trajectories held out for validation; split by trajectory so no trajectory is on both sides.'),
+    patience: z
+      .number()
+      .int()
+      .positive()
+      .default(10)
+      .describe('Stop after this many epochs without a better validation loss; the best parameters are kept.'),
+    seed: z.number().int().default(0).describe('Seed of the split and of the batch order.'),
+  })
+  .strict();
+export type PrmTrainingSettings = z.input<typeof prmTrainingSettingsSchema>;
+export type PrmTrainingConfig = z.output<typeof prmTrainingSettingsSchema>;
+
+/** One epoch of training, as `trainPrm` reports it. */
+export interface PrmEpochRecord {
+  epoch: number;
+  trainLoss: number;
+  /** Loss of the configured kind on the validation set (training loss when there is none). */
+  validationLoss: number;
+  validationMse: number;
+}
+
+/** What `trainPrm` returns. */
+export interface PrmTrainingReport {
+  epochs: PrmEpochRecord[];
+  bestEpoch: number;
+  stoppedEarly: boolean;
+  trainExamples: number;
+  validationExamples: number;
+  /** Mean label of the training examples: the constant predictor the PRM must beat. */
+  trainingLabelMean: number;
+}

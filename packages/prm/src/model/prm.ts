@@ -1,0 +1,192 @@
+import type { StepScoringInput } from '@agentflow/core';
+import { AgentFlowError, describeValue } from '@agentflow/core';
+import {
+  createLoraAdapter,
+  createRandomModel,
+  getModelPreset,
+  type LoraAdapter,
+  loadModel,
+  loadTokenizer,
+  loraLayoutOf,
+  type Qwen3Model,
+} from '@agentflow/models';
+import { createRuntime, type TensorSession } from '@agentflow/tensor';
+import type { PrmExample } from '../example/prm-example';
+import { renderStepInput } from '../example/render-input';
+import { createFeatureExtractor, type FeatureExtractor } from './backbone-features';
+import { createGraphSession } from './graph-session';
+import { createHeadSessions, type HeadParameters, type HeadSessions } from './head-graph';
+import { type PrmConfig, type PrmSettings, prmSettingsSchema } from './prm-settings';
+import { type PrmTrainingReport, type PrmTrainingSettings, prmTrainingSettingsSchema } from './prm-training-settings';
+import { buildLoraTrainingGraph } from './lora-training-graph';
+import { createHeadTrainer } from './train-head';
+import { createLoraTrainer } from './train-lora';
+import { runTrainingLoop, type TrainableScorer } from './training-loop';
+
+/** A process reward model: a Qwen3 backbone and a sigmoid regression head on its last token. */
+export interface Prm {
+  readonly config: PrmConfig;
+  readonly model: Qwen3Model;
+  /** The head, updated in place by training. */
+  readonly head: HeadParameters;
+  readonly adapter: LoraAdapter | undefined;
+  /** Mean label of the training set, once trained (the constant baseline of `prm eval`). */
+  trainingLabelMean: number | undefined;
+  /** Token ids the backbone reads for a rendered step (truncated to keep the end). */
+  encode(text: string): number[];
+  /** Scores in [0, 1], one per input; 0 for a null action (a format error) without running the model. */
+  score(inputs: readonly StepScoringInput[]): Promise<number[]>;
+  /** Fits the PRM on labelled steps (format-error steps are skipped: they score 0 by rule). */
+  train(
+    examples: readonly PrmExample[],
+    settings?: PrmTrainingSettings & { onEpoch?: Parameters<typeof runTrainingLoop>[0]['onEpoch'] },
+  ): Promise<PrmTrainingReport>;
+  release(): Promise<void>;
+}
+
+/** Loads or creates the backbone's weights and tokenizer. */
+async function loadBackbone(config: PrmConfig): Promise<{ model: Qwen3Model; encode: (text: string) => number[] }> {
+  const backbone = config.backbone;
+  if (backbone.kind === 'random') {
+    const model = createRandomModel(getModelPreset(backbone.preset), backbone.seed);
+    // Byte-level: the tiny preset's tokenizer maps each UTF-8 byte to the id of the same value.
+    return { model, encode: (text) => Array.from(Buffer.from(text, 'utf8')) };
+  }
+  const [model, tokenizer] = await Promise.all([loadModel(backbone.path), loadTokenizer(backbone.path)]);
+  return { model, encode: (text) => tokenizer.encode(text) };
+}
+
+/** Internal: builds a PRM from parsed settings and optional saved state. */
+export async function assemblePrm(
+  config: PrmConfig,
+  state: { head?: HeadParameters; adapter?: LoraAdapter; trainingLabelMean?: number } = {},
+): Promise<Prm> {
+  const { model, encode: encodeText } = await loadBackbone(config);
+  const hiddenSize = model.config.hiddenSize;
+  const runtime = createRuntime({
+    device: config.device,
+    ...(config.intraOpThreads === undefined ? {} : { intraOpThreads: config.intraOpThreads }),
+  });
+  const adapter = config.lora ? (state.adapter ?? createLoraAdapter(model.config, config.lora, 0)) : undefined;
+  const layout = adapter ? loraLayoutOf(model.config, adapter.config) : undefined;
+  const extractor: FeatureExtractor = await createFeatureExtractor(runtime, model.config, model.weights, {
+    batchSize: config.batchSize,
+    ...(layout ? { lora: layout } : {}),
+  });
+  let heads: HeadSessions = await createHeadSessions(runtime, hiddenSize);
+  const head: HeadParameters = state.head ?? { weight: new Float32Array(hiddenSize), bias: new Float32Array(1) };
+  if (head.weight.length !== hiddenSize) {
+    throw new AgentFlowError({
+      code: 'SHAPE_MISMATCH',
+      message: `The PRM head has ${head.weight.length} weights but the backbone's hidden size is ${hiddenSize}.`,
+    });
+  }
+  const encode = (text: string) => {
+    const ids = encodeText(text);
+    return ids.length > config.maxTokens ? ids.slice(ids.length - config.maxTokens) : ids;
+  };
+
+  const prm: Prm = {
+    config,
+    model,
+    head,
+    adapter,
+    trainingLabelMean: state.trainingLabelMean,
+    encode,
+    async score(inputs) {
+      const scores = new Array<number>(inputs.length).fill(0);
+      const indices = inputs.flatMap((input, index) => (input.action === null ? [] : [index]));
+      if (indices.length === 0) return scores;
+      const features = await extractor.features(
+        indices.map((index) => encode(renderStepInput(inputs[index]!))),
+        adapter,
+      );
+      const values = await heads.score(features, head);
+      indices.forEach((index, row) => {
+        scores[index] = values[row]!;
+      });
+      return scores;
+    },
+    async train(examples, settings = {}) {
+      const { onEpoch, ...rest } = settings;
+      const training = prmTrainingSettingsSchema.parse(rest);
+      const usable = examples.filter((example) => example.action !== null);
+      for (const example of usable) {
+        if (!(example.label >= 0 && example.label <= 1)) {
+          throw new AgentFlowError({
+            code: 'INVALID_ARGUMENT',
+            message: `Example ${example.id} has label ${describeValue(example.label)}; labels must be in [0, 1].`,
+          });
+        }
+      }
+      const tokens = usable.map((example) => encode(renderStepInput(example)));
+      const labels = Float32Array.from(usable, (example) => example.label);
+      await heads.release();
+      heads = await createHeadSessions(runtime, hiddenSize, training.loss);
+      let trainer: TrainableScorer;
+      let loraSession: TensorSession | undefined;
+      if (adapter && layout) {
+        loraSession = await createGraphSession(
+          runtime,
+          buildLoraTrainingGraph(model.config, model.weights, layout, training.loss),
+          'prm-lora-train',
+        );
+        trainer = createLoraTrainer({
+          session: loraSession,
+          layout,
+          adapter,
+          parameters: head,
+          tokens,
+          labels,
+          hiddenSize,
+          learningRate: training.learningRate,
+          loraLearningRate: training.loraLearningRate,
+          weightDecay: training.weightDecay,
+          predict: async (indices) =>
+            heads.score(await extractor.features(indices.map((index) => tokens[index]!), adapter), head),
+        });
+      } else {
+        trainer = createHeadTrainer({
+          head: heads,
+          parameters: head,
+          features: await extractor.features(tokens),
+          labels,
+          learningRate: training.learningRate,
+          weightDecay: training.weightDecay,
+        });
+      }
+      const report = await runTrainingLoop({
+        model: trainer,
+        labels,
+        trajectoryIds: usable.map((example) => example.trajectoryId),
+        config: training,
+        ...(onEpoch ? { onEpoch } : {}),
+      });
+      await loraSession?.release();
+      prm.trainingLabelMean = report.trainingLabelMean;
+      return report;
+    },
+    async release() {
+      await extractor.release();
+      await heads.release();
+    },
+  };
+  return prm;
+}
+
+/**
+ * Creates a PRM: a Qwen3 backbone of any size (the tiny preset with random weights by
+ * default, or a Hugging Face folder), optionally with LoRA, and a sigmoid regression head
+ * on the hidden state of the last token, all run through ONNX Runtime.
+ */
+export async function createPrm(settings: PrmSettings = {}): Promise<Prm> {
+  const parsed = prmSettingsSchema.safeParse(settings);
+  if (!parsed.success) {
+    throw new AgentFlowError({
+      code: 'INVALID_CONFIG',
+      message: `Invalid PRM settings: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`,
+      cause: parsed.error,
+    });
+  }
+  return assemblePrm(parsed.data);
+}
