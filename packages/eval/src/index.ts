@@ -1,1 +1,102 @@
-export {};
+/**
+ * @agentflow/eval: benchmark loaders, answer checking, metrics, leakage checks and the
+ * built-in task world. Every export is documented at its declaration.
+ */
+
+// Datasets.
+export { type BenchmarkItem, stripAnswerInstruction, yearFromId } from './datasets/benchmark-item';
+export { type FieldMapping, fieldMappingSchema } from './datasets/field-mapping';
+export {
+  AGENTFLOW_JSON_FIELDS,
+  AIME_CSV_FIELDS,
+  loadAgentFlowJson,
+  loadBenchmark,
+  loadCsvBenchmark,
+  loadJsonlBenchmark,
+  parseAgentFlowJson,
+  parseCsvBenchmark,
+  parseJsonlBenchmark,
+} from './datasets/load-benchmark';
+export { parseCsv, parseCsvRecords } from './datasets/parse-csv';
+export { type DatasetSource, loadDataset } from './datasets/load-dataset';
+export { type ItemFilter, selectItems } from './datasets/select-items';
+
+// Answers.
+export { type ArithmeticResult, type ArithmeticSettings, evaluateArithmetic } from './answers/arithmetic-expression';
+export {
+  type AnswerCheck,
+  type AnswerChecker,
+  type AnswerCheckerSettings,
+  type AnswerFormat,
+  answerFormatFor,
+  type CheckableItem,
+  type CheckMethod,
+  checkAnswer,
+  createAnswerChecker,
+} from './answers/check-answer';
+export { type ExtractedAnswer, type ExtractionMethod, extractAnswer, isFormatted, lastBoxed } from './answers/extract-answer';
+export { checkGameOf24, type GameOf24Result } from './answers/game-of-24';
+export {
+  createLlmJudge,
+  type JudgeResult,
+  type JudgeVerdict,
+  judgeVerdictSchema,
+  type LlmJudge,
+  type LlmJudgeSettings,
+} from './answers/llm-judge';
+export { canonicalMathString, latexToPlain, parseNumericAnswer } from './answers/math-answer';
+export { formatRational, type Rational } from './answers/rational';
+export { checkChoice, exactMatch, extractChoice, normalizeShortAnswer } from './answers/short-answer';
+export {
+  createSympyEquivalence,
+  type SympyBatchResult,
+  type SympyEquivalence,
+  type SympyEquivalenceSettings,
+  toSympySyntax,
+} from './answers/sympy-equivalence';
+
+// Metrics.
+export { accuracy, type ProportionEstimate, wilsonInterval, Z_95 } from './metrics/accuracy';
+export {
+  type BootstrapResult,
+  comparePairedRuns,
+  type McNemarResult,
+  mcnemarExact,
+  type PairedComparison,
+  type PairedComparisonSettings,
+  pairedBootstrap,
+} from './metrics/paired-comparison';
+export { avgAtK, meanPassAtK, passAtK } from './metrics/pass-at-k';
+export { type TrajectoryStats, trajectoryStats } from './metrics/trajectory-stats';
+
+// Leakage.
+export { assertNoLeakage, type LeakageCheckSettings, withoutLeakedItems } from './leakage/assert-no-leakage';
+export {
+  findNearDuplicates,
+  type LeakageCandidate,
+  type NearDuplicateSettings,
+  nearDuplicateSettingsSchema,
+  type SuspectedPair,
+} from './leakage/find-near-duplicates';
+export { leakageTokens, normalizeForLeakage } from './leakage/normalize-text';
+
+// The built-in task world.
+export { checkTaskWorldAnswer } from './task-world/check-task-world-answer';
+export { type CorpusSearch, type CorpusSearchHit, createCorpusSearch, formatCorpusSearchOutput } from './task-world/corpus-search';
+export { createTaskWorld, type TaskWorld } from './task-world/create-task-world';
+export {
+  type ResolvedTaskWorldSettings,
+  type TaskWorldSettings,
+  taskWorldSettingsSchema,
+} from './task-world/task-world-settings';
+export {
+  TASK_WORLD_PYTHON_TOOL,
+  TASK_WORLD_SEARCH_TOOL,
+  type TaskWorldDemonstration,
+  type TaskWorldDemonstrationStep,
+  type TaskWorldDocument,
+  type TaskWorldLevel,
+  type TaskWorldSplit,
+  type TaskWorldTask,
+} from './task-world/types';
+export { type TaskWorldFiles, writeTaskWorld } from './task-world/write-task-world';

@@ -1,17 +1,59 @@
-import { loadConfig } from '../config/load-config';
-import { runConfigSchema } from '../config/schema';
+import { AgentFlowError } from '@agentflow/core';
+import { findNearDuplicates, loadBenchmark } from '@agentflow/eval';
 import type { RegisterCommand } from './command-context';
-import { notImplemented } from './not-implemented';
 
-export const registerDedupCommand: RegisterCommand = (program) => {
+interface DedupOptions {
+  train: string;
+  test: string;
+  json?: boolean;
+  failOnLeak?: boolean;
+  threshold: string;
+}
+
+function parseThreshold(text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `--threshold must be a number between 0 and 1, got ${JSON.stringify(text)}.`,
+      details: { threshold: text },
+    });
+  }
+  return value;
+}
+
+/**
+ * `agentflow dedup --train FILE --test FILE [--json] [--fail-on-leak] [--threshold X]`:
+ * lists the (train, test) pairs that look like the same problem after normalisation.
+ */
+export const registerDedupCommand: RegisterCommand = (program, context) => {
   program
     .command('dedup')
-    .description('Find test items that leak into the training data.')
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .option('--config <file>', 'YAML or JSON config')
-    .action((options: { config?: string }) => {
-      if (options.config) loadConfig(options.config, runConfigSchema);
-      notImplemented('dedup', 6);
+    .description('Find test items that leak into the training data (near-duplicate problems).')
+    .requiredOption('--train <file>', 'training data: .csv (id, problem, answer), .json (AgentFlow benchmark) or .jsonl')
+    .requiredOption('--test <file>', 'test data, same formats')
+    .option('--json', 'print {"pairs": [{"train_id", "test_id", "score"}]}')
+    .option('--fail-on-leak', 'exit with status 1 when any pair is found')
+    .option('--threshold <score>', 'similarity in [0, 1] that counts as a leak', '0.5')
+    .action((options: DedupOptions) => {
+      const threshold = parseThreshold(options.threshold);
+      const train = loadBenchmark(options.train);
+      const test = loadBenchmark(options.test);
+      const pairs = findNearDuplicates(train, test, { threshold });
+      if (options.json) {
+        context.stdout(`${JSON.stringify({ pairs: pairs.map(({ train_id, test_id, score }) => ({ train_id, test_id, score })) })}\n`);
+      } else {
+        const lines = [`${pairs.length} suspected pair(s) between ${options.train} (${train.length} items) and ${options.test} (${test.length} items), threshold ${threshold}:`];
+        for (const pair of pairs) lines.push(`  ${pair.score.toFixed(3)}  train ${pair.train_id}  ~  test ${pair.test_id}`);
+        if (pairs.length === 0) lines.push('  none');
+        context.stdout(`${lines.join('\n')}\n`);
+      }
+      if (options.failOnLeak && pairs.length > 0) {
+        throw new AgentFlowError({
+          code: 'DATA_LEAKAGE',
+          message: `${pairs.length} test item(s) leak into the training data (--fail-on-leak).`,
+          details: { pairs: pairs.length },
+        });
+      }
     });
 };

@@ -1,0 +1,37 @@
+import { assertNever } from '@agentflow/core';
+import type { BenchmarkItem } from './benchmark-item';
+import type { FieldMapping } from './field-mapping';
+import { loadAgentFlowJson, loadCsvBenchmark, loadJsonlBenchmark } from './load-benchmark';
+import { selectItems } from './select-items';
+
+/** A dataset as a run config names it (the trainer's `task.train` / `task.test`). */
+export interface DatasetSource {
+  path: string;
+  format: 'agentflow-json' | 'aime-csv' | 'jsonl';
+  /** Inclusive year range, e.g. `[1983, 2023]`. */
+  years?: readonly [number, number];
+  /** Keep the first N items after filtering. */
+  limit?: number;
+  /** Field names, when the file's differ from the format's defaults. */
+  fields?: FieldMapping;
+}
+
+/** Loads, filters by year and truncates a dataset named in a config. */
+export function loadDataset(source: DatasetSource): BenchmarkItem[] {
+  let items: BenchmarkItem[];
+  switch (source.format) {
+    case 'agentflow-json':
+      items = loadAgentFlowJson(source.path, source.fields);
+      break;
+    case 'aime-csv':
+      items = loadCsvBenchmark(source.path, source.fields);
+      break;
+    case 'jsonl':
+      items = loadJsonlBenchmark(source.path, source.fields);
+      break;
+    default:
+      return assertNever(source.format, 'dataset format');
+  }
+  if (source.years) items = selectItems(items, { years: { from: source.years[0], to: source.years[1] } });
+  return source.limit === undefined ? items : items.slice(0, source.limit);
+}
