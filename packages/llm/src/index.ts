@@ -1,1 +1,35 @@
-export {};
+/**
+ * @agentflow/llm: chat back ends behind the core `LanguageModel` interface, and
+ * structured output that never crashes on malformed model text.
+ */
+
+/** Ollama's native `/api/chat` back end. */
+export { createOllamaModel, ollamaModelSettingsSchema, type OllamaModelSettings } from './ollama/ollama-model';
+/** OpenAI-compatible `/chat/completions` back end (OpenAI, vLLM, DeepSeek). */
+export {
+  createOpenAICompatibleModel,
+  openAICompatibleModelSettingsSchema,
+  type OpenAICompatibleModelSettings,
+} from './openai/openai-compatible-model';
+/** A local `TrainablePolicy` as a `LanguageModel`, with token ids and log-probs. */
+export { createPolicyModel, type ChatTokenizer, type PolicyModelSettings } from './policy/policy-model';
+/** Schema-validated JSON output with repair, degradation and a typed failure. */
+export {
+  generateObject,
+  type GenerateObjectResult,
+  type GenerateObjectSettings,
+  type GenerationAttempt,
+} from './structured/generate-object';
+/** The last balanced JSON object in a text, or undefined. */
+export { extractLastJsonObject } from './structured/extract-json';
+/** Timeouts, retries, endpoints and concurrency shared by the HTTP back ends. */
+export {
+  httpSettingsSchema,
+  type HttpEnvironment,
+  type HttpSettings,
+  type HttpSettingsInput,
+} from './transport/http-settings';
+/** The retrying, failing-over JSON POST transport under the HTTP back ends. */
+export { createJsonTransport, type JsonPostOptions, type JsonReply, type JsonTransport } from './transport/json-transport';
+/** Full-jitter backoff and Retry-After parsing. */
+export { fullJitterBackoffMs, parseRetryAfterMs } from './transport/backoff';

@@ -1,0 +1,217 @@
+import {
+  type PlannerAction,
+  type RunEvent,
+  type RunEventListener,
+  type Step,
+  type Termination,
+  type Tool,
+  type Trajectory,
+  trajectorySchema,
+} from '@agentflow/core';
+import { createInTaskMemory, type InTaskMemory } from '@agentflow/memory';
+import type { Planner } from '@agentflow/planner';
+import type { Verifier } from '@agentflow/verifier';
+import type { Generator } from '../generator/generator';
+import { createToolRunner, type ToolRunner } from '../tools/tool-runner';
+import { terminationOf } from './termination';
+
+/** The parts of the agent. `tools` (core `Tool`s) or a prepared `toolRunner`. */
+export interface FlowModules {
+  planner: Planner;
+  tools?: readonly Tool[];
+  toolRunner?: ToolRunner;
+  verifier: Verifier;
+  generator: Generator;
+  listener?: RunEventListener;
+  /** Solved examples from cross-task memory, already rendered for the prompt. */
+  examples?: string;
+}
+
+export interface FlowLimits {
+  /** Default: the verifier's `maxSteps`. */
+  maxSteps?: number;
+  /** Wall-clock budget; in-flight calls are aborted when it runs out. Default: the verifier's `timeLimitMs`. */
+  timeLimitMs?: number;
+  /** Per tool call, when `tools` are given (default 60 s). */
+  toolTimeoutMs?: number;
+  /** Character budget of the memory text given to the verifier (default 4000). */
+  verifierMemoryChars?: number;
+  /** Cancels the run; the partial trajectory is returned with termination "error". */
+  signal?: AbortSignal;
+  taskId?: string;
+  trajectoryId?: string;
+  /** Milliseconds, for timings (default performance.now). */
+  now?: () => number;
+  /** Wall-clock date of the start (default new Date()). */
+  date?: () => Date;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Runs the planner -> executor -> verifier loop on `question`, then the generator.
+ * Tool failures are recorded on their step and the loop goes on; a planner or verifier
+ * failure (an unreachable model) ends it with termination "error". Never throws for a
+ * failure inside the run; the returned trajectory is validated by `trajectorySchema`.
+ */
+export async function runFlow(question: string, modules: FlowModules, limits: FlowLimits = {}): Promise<Trajectory> {
+  const now = limits.now ?? (() => performance.now());
+  const started = now();
+  const startedAt = (limits.date ?? (() => new Date()))().toISOString();
+  const trajectoryId = limits.trajectoryId ?? crypto.randomUUID();
+  const taskId = limits.taskId ?? trajectoryId;
+  const maxSteps = limits.maxSteps ?? modules.verifier.maxSteps;
+  const timeLimitMs = limits.timeLimitMs ?? modules.verifier.timeLimitMs;
+  const emit = (event: RunEvent) => {
+    try {
+      modules.listener?.(event);
+    } catch {
+      // A broken progress display must not break the run.
+    }
+  };
+  const runner =
+    modules.toolRunner ??
+    createToolRunner(modules.tools ?? [], { ...(limits.toolTimeoutMs ? { timeoutMs: limits.toolTimeoutMs } : {}), now });
+  const deadline = new AbortController();
+  const deadlineTimer = setTimeout(() => deadline.abort(), timeLimitMs);
+  const signal = limits.signal ? AbortSignal.any([limits.signal, deadline.signal]) : deadline.signal;
+  const memory: InTaskMemory = createInTaskMemory(question);
+  const steps: Step[] = [];
+  let termination: Termination | undefined;
+  let error: string | undefined;
+  let finishInput: PlannerAction['action_input'] | undefined;
+  // After a planner or verifier model failed for good, asking the generator would fail the same way.
+  let modelFailed = false;
+
+  const interrupted = (): boolean => {
+    if (limits.signal?.aborted) {
+      termination = 'error';
+      error = 'Cancelled.';
+      return true;
+    }
+    if (deadline.signal.aborted) {
+      termination = 'timeout';
+      return true;
+    }
+    return false;
+  };
+
+  try {
+    for (let index = 0; index < maxSteps && termination === undefined; index++) {
+      if (interrupted()) break;
+      emit({ type: 'step-start', trajectoryId, index });
+      const plannerStart = now();
+      let decision: Awaited<ReturnType<Planner['decide']>>;
+      try {
+        decision = await modules.planner.decide({
+          question,
+          memory,
+          stepIndex: index,
+          maxSteps,
+          signal,
+          ...(modules.examples ? { examples: modules.examples } : {}),
+        });
+      } catch (caught) {
+        if (!interrupted()) {
+          termination = 'error';
+          error = `Planner failed: ${messageOf(caught)}`;
+          modelFailed = true;
+        }
+        break;
+      }
+      const plannerMs = now() - plannerStart;
+      const { action } = decision;
+      const step: Step = {
+        index,
+        prompt: decision.prompt,
+        completion: decision.completion,
+        ...(decision.promptTokenIds ? { promptTokenIds: decision.promptTokenIds } : {}),
+        ...(decision.completionTokenIds ? { completionTokenIds: decision.completionTokenIds } : {}),
+        ...(decision.completionLogprobs ? { completionLogprobs: decision.completionLogprobs } : {}),
+        truncated: decision.truncated,
+        action,
+        ...(decision.parseError === undefined ? {} : { parseError: decision.parseError }),
+        timings: { plannerMs, toolMs: 0, verifierMs: 0 },
+      };
+      if (action && action.action !== 'finish') {
+        const toolStart = now();
+        const result = await runner.run(action, { taskId, signal });
+        step.toolResult = result;
+        step.timings.toolMs = now() - toolStart;
+        emit({ type: 'tool-result', trajectoryId, index, tool: action.action, result });
+      }
+      memory.record({
+        index,
+        thought: action?.thought ?? '',
+        action: action?.action ?? null,
+        actionInput: action?.action_input ?? null,
+        ...(decision.parseError === undefined ? {} : { parseError: decision.parseError }),
+        ...(step.toolResult ? { toolOutput: step.toolResult.output } : {}),
+        ...(step.toolResult?.error === undefined ? {} : { toolError: step.toolResult.error }),
+      });
+      const verifierStart = now();
+      if (interrupted()) {
+        if (termination === 'timeout') step.verdict = { stop: true, reason: 'timeout' };
+      } else {
+        try {
+          step.verdict = await modules.verifier.verify({
+            question,
+            steps: [...steps, step],
+            elapsedMs: now() - started,
+            ...(modules.verifier.needsMemoryText
+              ? { memoryText: memory.render({ budgetChars: limits.verifierMemoryChars ?? 4000, style: 'full' }) }
+              : {}),
+            signal,
+          });
+        } catch (caught) {
+          if (!interrupted()) {
+            termination = 'error';
+            error = `Verifier failed: ${messageOf(caught)}`;
+            modelFailed = true;
+          }
+        }
+      }
+      step.timings.verifierMs = now() - verifierStart;
+      if (step.verdict) emit({ type: 'verdict', trajectoryId, index, verdict: step.verdict });
+      steps.push(step);
+      emit({ type: 'step-end', trajectoryId, step });
+      if (termination === undefined && step.verdict?.stop) {
+        ({ termination, error } = terminationOf(step.verdict.reason));
+        if (step.verdict.reason === 'finish_action' && action) finishInput = action.action_input;
+      }
+    }
+  } finally {
+    clearTimeout(deadlineTimer);
+  }
+  termination ??= 'max_steps';
+
+  let answer: string | null = null;
+  if (!limits.signal?.aborted && !modelFailed) {
+    try {
+      answer = await modules.generator.generate({
+        question,
+        memory,
+        ...(finishInput === undefined ? {} : { finishInput }),
+        ...(limits.signal ? { signal: limits.signal } : {}),
+      });
+    } catch (caught) {
+      error = [error, `Generator failed: ${messageOf(caught)}`].filter(Boolean).join(' ');
+      if (termination === 'finished') termination = 'error';
+    }
+  }
+  if (!modules.toolRunner) await runner.dispose(taskId);
+
+  return trajectorySchema.parse({
+    id: trajectoryId,
+    ...(limits.taskId ? { taskId: limits.taskId } : {}),
+    question,
+    steps,
+    answer,
+    termination,
+    ...(error === undefined ? {} : { error }),
+    startedAt,
+    durationMs: Math.max(0, now() - started),
+  });
+}

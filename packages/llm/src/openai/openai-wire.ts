@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+/**
+ * The body of a `POST /chat/completions` reply as documented in OpenAI's API reference
+ * ("The chat completion object"); vLLM and DeepSeek return the same shape.
+ */
+export const openAIChatResponseSchema = z.object({
+  id: z.string().optional(),
+  object: z.string().optional(),
+  model: z.string(),
+  choices: z
+    .array(
+      z.object({
+        index: z.number().int().optional(),
+        message: z.object({
+          role: z.string(),
+          content: z.string().nullable(),
+          refusal: z.string().nullable().optional(),
+        }),
+        finish_reason: z.string().nullable(),
+      }),
+    )
+    .min(1),
+  usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int() }).optional(),
+});
+export type OpenAIChatResponse = z.infer<typeof openAIChatResponseSchema>;
