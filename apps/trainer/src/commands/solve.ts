@@ -1,17 +1,121 @@
+import { AgentFlowError, assertNever, type LanguageModel, type Tool } from '@agentflow/core';
+import { createGenerator, runFlow } from '@agentflow/flow';
+import { createOllamaModel, createOpenAICompatibleModel } from '@agentflow/llm';
+import { createCompactPromptTemplate, createFullPromptTemplate, createPlanner } from '@agentflow/planner';
+import { createVerifier } from '@agentflow/verifier';
 import { loadConfig } from '../config/load-config';
 import { runConfigSchema } from '../config/schema';
-import type { RegisterCommand } from './command-context';
-import { notImplemented } from './not-implemented';
+import type { CommandContext, RegisterCommand } from './command-context';
+import { createLocalPlannerModel, type LocalPlannerModel } from './solve/local-planner';
+import { parsePlannerSpec, parsePositiveInteger, type PlannerSpec } from './solve/planner-spec';
+import { formatOutcome, formatStep } from './solve/print-step';
+import { createSolveTools } from './solve/solve-tools';
 
-export const registerSolveCommand: RegisterCommand = (program) => {
+interface SolveOptions {
+  planner: string;
+  ollamaUrl: string;
+  openaiBaseUrl: string;
+  apiKeyEnv: string;
+  maxSteps: string;
+  timeLimit: string;
+  python: boolean;
+  corpus?: string;
+  template?: string;
+  json?: boolean;
+  config?: string;
+}
+
+async function createModel(spec: PlannerSpec, options: SolveOptions): Promise<LocalPlannerModel> {
+  const remote = (model: LanguageModel) => ({ model, release: async () => {} });
+  switch (spec.kind) {
+    case 'ollama':
+      return remote(createOllamaModel({ model: spec.model, endpoints: [options.ollamaUrl] }));
+    case 'openai':
+      return remote(createOpenAICompatibleModel({
+        model: spec.model,
+        endpoints: [options.openaiBaseUrl],
+        // An explicitly empty --api-key-env means a server without authentication (vLLM).
+        ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}),
+      }));
+    case 'local':
+      return createLocalPlannerModel(spec.dir);
+    default:
+      return assertNever(spec, 'planner kind');
+  }
+}
+
+async function solve(question: string, options: SolveOptions, context: CommandContext): Promise<void> {
+  const seed = options.config ? loadConfig(options.config, runConfigSchema).seed : 0;
+  const spec = parsePlannerSpec(options.planner);
+  const maxSteps = parsePositiveInteger('--max-steps', options.maxSteps);
+  const timeLimitS = parsePositiveInteger('--time-limit', options.timeLimit);
+  const template = options.template ?? (spec.kind === 'local' ? 'compact' : 'full');
+  if (template !== 'full' && template !== 'compact') {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `--template must be full or compact, got ${JSON.stringify(template)}.`,
+    });
+  }
+  const tools: Tool[] = await createSolveTools({
+    noPython: !options.python,
+    warn: context.stderr,
+    ...(options.corpus ? { corpus: options.corpus } : {}),
+  });
+  const { model, release } = await createModel(spec, options);
+  const controller = new AbortController();
+  const onInterrupt = () => controller.abort();
+  process.once('SIGINT', onInterrupt);
+  try {
+    const trajectory = await runFlow(
+      question,
+      {
+        planner: createPlanner({
+          model,
+          tools,
+          temperature: 0,
+          seed,
+          template: template === 'compact' ? createCompactPromptTemplate() : createFullPromptTemplate(),
+          // The local policy's grammar handles a root union; HTTP servers get the flat schema.
+          actionSchemaStyle: spec.kind === 'local' ? 'tied' : 'flat',
+        }),
+        tools,
+        verifier: createVerifier({ rules: { maxSteps, timeLimitMs: timeLimitS * 1000 } }),
+        generator: createGenerator({ model }),
+        listener: (event) => {
+          if (!options.json && event.type === 'step-end') context.stdout(formatStep(event.step));
+        },
+      },
+      { signal: controller.signal },
+    );
+    context.stdout(options.json ? `${JSON.stringify(trajectory, null, 2)}\n` : formatOutcome(trajectory));
+    if (trajectory.termination === 'error' && trajectory.answer === null) {
+      throw new AgentFlowError({
+        code: 'RUNTIME_ERROR',
+        message: trajectory.error ?? 'The run ended without an answer.',
+        details: { termination: trajectory.termination },
+      });
+    }
+  } finally {
+    process.removeListener('SIGINT', onInterrupt);
+    await Promise.allSettled([...tools.map((tool) => tool.dispose?.()), release()]);
+  }
+}
+
+export const registerSolveCommand: RegisterCommand = (program, context) => {
   program
     .command('solve')
     .description('Answer one question with the agent and print its steps.')
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .option('--config <file>', 'YAML or JSON config')
-    .action((options: { config?: string }) => {
-      if (options.config) loadConfig(options.config, runConfigSchema);
-      notImplemented('solve', 5);
-    });
+    .argument('<question>', 'the question to answer')
+    .option('--planner <spec>', 'ollama:MODEL, openai:MODEL or local:DIR', 'ollama:qwen3:8b')
+    .option('--ollama-url <url>', 'Ollama base URL', 'http://127.0.0.1:11434')
+    .option('--openai-base-url <url>', 'OpenAI-compatible base URL (ends before /chat/completions)', 'https://api.openai.com/v1')
+    .option('--api-key-env <name>', 'environment variable with the OpenAI-compatible API key ("" for none)', 'OPENAI_API_KEY')
+    .option('--max-steps <n>', 'planner steps at most', '10')
+    .option('--time-limit <seconds>', 'wall-clock limit of the run', '300')
+    .option('--no-python', 'leave the sandboxed python tool out')
+    .option('--corpus <file>', 'JSONL corpus ({id, title, text} per line) for the corpus_search tool')
+    .option('--template <name>', 'prompt template: full (LLMs) or compact (tiny local policies); default by planner')
+    .option('--json', 'print the trajectory as JSON (the final answer in `answer`)')
+    .option('--config <file>', 'YAML or JSON config (its seed seeds the planner)')
+    .action((question: string, options: SolveOptions) => solve(question, options, context));
 };
