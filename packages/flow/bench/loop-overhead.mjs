@@ -73,7 +73,7 @@ const flowMs = await measure(flowRun);
 const lines = [
   `node ${process.version}, ${RUNS} runs x ${STEPS} steps (after ${WARMUP} warm-up runs)`,
   `baseline (bare model + tool calls): ${(bareMs * 1000).toFixed(2)} us/step`,
-  `runFlow (planner, tool runner, memory, verifier, events): ${(flowMs * 1000).toFixed(2)} us/step`,
+  `runFlow (planner, tool registry, memory, verifier, events): ${(flowMs * 1000).toFixed(2)} us/step`,
   `loop overhead: ${((flowMs - bareMs) * 1000).toFixed(2)} us/step (${(flowMs / bareMs).toFixed(1)}x the bare calls)`,
 ];
 console.log(lines.join('\n'));

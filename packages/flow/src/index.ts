@@ -2,10 +2,20 @@
 
 /** Runs one question through the loop and returns its trajectory. */
 export { runFlow, type FlowLimits, type FlowModules } from './loop/run-flow';
+/** Continues a trajectory after one of its steps: the prefix verbatim, then the current planner. */
+export { continueFlow, trajectoryPrefix, type ContinueFlowLimits } from './loop/continue-flow';
+/** The `complete(prefix, n, random)` of Monte-Carlo step labelling (`@agentflow/prm`), over continueFlow. */
+export {
+  createFlowCompleter,
+  type FlowCompleter,
+  type FlowCompleterSettings,
+  type FlowCompletionContext,
+  type FlowCompletionPrefix,
+} from './completion/flow-completer';
 /** How a stopping verdict maps to a trajectory termination. */
 export { terminationOf } from './loop/termination';
-/** Runs planner actions against core tools: validation, coercion, timeout, output cap; never throws. */
-export { createToolRunner, type ToolRunContext, type ToolRunner, type ToolRunnerSettings } from './tools/tool-runner';
+/** Where a run's tools come from: core `Tool`s or an `@agentflow/executor` registry. */
+export type { FlowToolSource } from './tools/flow-tools';
 /** Writes the final answer from memory, or takes the planner's finish input. */
 export {
   createGenerator,

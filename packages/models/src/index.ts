@@ -1,1 +1,101 @@
-export {};
+/**
+ * @agentflow/models: the Qwen3 causal LM on @agentflow/tensor's ONNX graph engine.
+ * Configs and weights from Hugging Face folders, tokenizers through @huggingface/transformers,
+ * batched log-probs, KV-cached generation, JSON-schema-constrained decoding, LoRA in the PEFT
+ * layout with a pluggable training objective, a scalar head, and the `TrainablePolicy` of core.
+ */
+
+/** Qwen3 config.json parsing, validation and the reverse mapping. */
+export { loadQwen3Config, parseQwen3Config, qwen3HfConfigSchema, toHfConfig, type Qwen3Config } from './config/qwen3-config';
+/** Built-in model shapes (`tiny`, `qwen3-0.6b-shape`). */
+export { getModelPreset, MODEL_PRESETS, type ModelPresetName } from './config/presets';
+/** Byte-level tokenizer files with a ChatML template. */
+export {
+  BYTE_LEVEL_SPECIAL_TOKENS,
+  CHATML_TEMPLATE,
+  createByteLevelTokenizerFiles,
+  writeTokenizerFiles,
+  type TokenizerFiles,
+} from './tokenizer/byte-level-tokenizer';
+/** Offline tokenizer loading through @huggingface/transformers. */
+export { loadTokenizer, type ChatTokenizer, type ModelTokenizer } from './tokenizer/load-tokenizer';
+/** Weight names, shapes and containers (HF naming). */
+export {
+  expectedWeightShapes,
+  LINEAR_MODULES,
+  linearPath,
+  type LinearModule,
+  type ModelWeights,
+  type WeightTensor,
+} from './weights/weight-names';
+/** Random models with HF's initialisation. */
+export { createRandomModel, type Qwen3Model, type RandomModelSettings } from './weights/random-model';
+/** Reading and writing HF model folders. */
+export { loadModel, loadModelWeights, saveModelFolder, type SaveModelFolderSettings } from './weights/model-folder';
+/** The independent float64 reference forward pass used to check the graph. */
+export { referenceCompletionLogprobs, referenceForward, type ReferenceOutput } from './reference/reference-forward';
+/** Sampling helpers. */
+export { findStopString, sampleToken, type SampledToken, type SamplingSettings } from './sampling/sample-token';
+/** JSON-schema-constrained decoding. */
+export { compileJsonSchema, type SchemaNode } from './constrained/schema-node';
+export {
+  createJsonSchemaConstraints,
+  type ConstraintState,
+  type ConstraintVocabulary,
+  type TokenConstraint,
+} from './constrained/token-constraint';
+/** LoRA adapters: settings, PEFT save/load, merge. */
+export {
+  cloneLoraAdapter,
+  createLoraAdapter,
+  loraScale,
+  loraSettingsSchema,
+  type LoraAdapter,
+  type LoraConfig,
+  type LoraMatrices,
+  type LoraSettings,
+} from './lora/lora-adapter';
+export { loadLoraAdapter, mergeLoraAdapter, peftKey, saveLoraAdapter } from './lora/peft-format';
+/** The inference engine: log-probs and one forward step with a KV cache. */
+export {
+  createCausalLm,
+  emptyCache,
+  type CausalLm,
+  type CausalLmSettings,
+  type CompletionScores,
+  type ForwardStepInput,
+  type KeyValueCache,
+} from './engine/causal-lm';
+/** Batched generation with a KV cache, sampling and constraints. */
+export { generate, type GenerateSettings, type GenerationTokenizer } from './engine/generate';
+/** Graph building blocks (for packages that build their own graphs on this model). */
+export { buildDecoder, type DecoderSettings, type DecoderTensors, type LoraTensors } from './graph/decoder-graph';
+export { buildInferenceGraph } from './graph/inference-graph';
+export { declareLoraInputs, loraFeeds, loraInputName, loraLayoutOf, type LoraLayout } from './graph/lora-inputs';
+/** The training graph with a pluggable objective, and its runner. */
+export {
+  buildPolicyTrainingGraph,
+  nllObjective,
+  type ObjectiveMetric,
+  type ObjectiveOutputs,
+  type ObjectiveTensors,
+  type PerTokenField,
+  type PolicyObjectiveBuilder,
+  type PolicyTrainingGraph,
+} from './graph/policy-training-graph';
+export { createPolicyTrainer, type PolicyTrainer, type PolicyTrainerSettings, type TrainingStepResult } from './engine/training-step';
+/** core's TrainablePolicy on a local Qwen3 model with LoRA. */
+export { createLocalPolicy, type LocalPolicy, type LocalPolicySettings } from './policy/local-policy';
+/** The PRM's scalar regression head. */
+export {
+  createScalarHead,
+  createScalarHeadModel,
+  loadScalarHead,
+  saveScalarHead,
+  type ScalarHead,
+  type ScalarHeadBatch,
+  type ScalarHeadGradients,
+  type ScalarHeadModel,
+  type ScalarHeadModelSettings,
+  type ScalarHeadTrainingBatch,
+} from './head/scalar-head';

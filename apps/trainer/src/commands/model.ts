@@ -1,17 +1,76 @@
-import { loadConfig } from '../config/load-config';
-import { runConfigSchema } from '../config/schema';
 import type { RegisterCommand } from './command-context';
-import { notImplemented } from './not-implemented';
+import { computeGradients, computeLogprobs, initAdapter, initModel } from './model/model-actions';
+import { parseDevice, parseIntegerOption, parseNumberOption } from './model/model-io';
 
-export const registerModelCommand: RegisterCommand = (program) => {
-  program
-    .command('model')
-    .description('Create, inspect and check Qwen3-architecture models (init, logprobs, grad).')
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .option('--config <file>', 'YAML or JSON config')
-    .action((options: { config?: string }) => {
-      if (options.config) loadConfig(options.config, runConfigSchema);
-      notImplemented('model', 4);
+/**
+ * `agentflow model init | init-adapter | logprobs | grad`: create Qwen3-architecture models and
+ * adapters, and print log-probs and LoRA gradients for comparison with other frameworks.
+ */
+export const registerModelCommand: RegisterCommand = (program, context) => {
+  const model = program.command('model').description('Create, inspect and check Qwen3-architecture models (init, logprobs, grad).');
+
+  model
+    .command('init')
+    .description('Write a random model folder (config.json, model.safetensors, tokenizer files).')
+    .option('--preset <name>', 'tiny or qwen3-0.6b-shape', 'tiny')
+    .requiredOption('--out <dir>', 'new folder to write')
+    .option('--seed <n>', 'random seed', '0')
+    .action(async (options: { preset: string; out: string; seed: string }) => {
+      context.stdout(await initModel({ preset: options.preset, out: options.out, seed: parseIntegerOption('--seed', options.seed) }));
+    });
+
+  model
+    .command('init-adapter')
+    .description('Write a PEFT LoRA adapter for a model folder (B = 0 unless --b-std is set).')
+    .requiredOption('--model <dir>', 'model folder')
+    .requiredOption('--out <dir>', 'adapter folder to write')
+    .option('--rank <r>', 'LoRA rank', '8')
+    .option('--alpha <a>', 'LoRA alpha', '16')
+    .option('--targets <modules>', 'comma-separated target modules', 'q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj')
+    .option('--seed <n>', 'random seed', '0')
+    .option('--b-std <x>', 'std of random B values (0 keeps PEFT initialisation)', '0')
+    .action(async (options: { model: string; out: string; rank: string; alpha: string; targets: string; seed: string; bStd: string }) => {
+      context.stdout(
+        await initAdapter({
+          model: options.model,
+          out: options.out,
+          rank: parseIntegerOption('--rank', options.rank, 1),
+          alpha: parseNumberOption('--alpha', options.alpha),
+          targets: options.targets,
+          seed: parseIntegerOption('--seed', options.seed),
+          bStd: parseNumberOption('--b-std', options.bStd),
+        }),
+      );
+    });
+
+  model
+    .command('logprobs')
+    .description('Print {"logprobs": [[...]]}: log-probs of each completion token given its prompt.')
+    .requiredOption('--model <dir>', 'model folder')
+    .option('--adapter <dir>', 'PEFT LoRA adapter folder')
+    .requiredOption('--input <file>', 'JSON {"prompt_ids": [[...]], "completion_ids": [[...]]}')
+    .option('--entropy', 'also print per-token entropies')
+    .option('--device <device>', 'auto, cuda or cpu', 'auto')
+    .action(async (options: { model: string; adapter?: string; input: string; entropy?: boolean; device: string }) => {
+      context.stdout(
+        await computeLogprobs({
+          model: options.model,
+          ...(options.adapter ? { adapter: options.adapter } : {}),
+          input: options.input,
+          entropy: options.entropy === true,
+          device: parseDevice(options.device),
+        }),
+      );
+    });
+
+  model
+    .command('grad')
+    .description('Print {"loss", "grads"}: mean NLL over all completion tokens and its LoRA gradients by PEFT key.')
+    .requiredOption('--model <dir>', 'model folder')
+    .requiredOption('--adapter <dir>', 'PEFT LoRA adapter folder')
+    .requiredOption('--input <file>', 'JSON {"prompt_ids": [[...]], "completion_ids": [[...]]}')
+    .option('--device <device>', 'auto, cuda or cpu', 'auto')
+    .action(async (options: { model: string; adapter: string; input: string; device: string }) => {
+      context.stdout(await computeGradients({ ...options, device: parseDevice(options.device) }));
     });
 };

@@ -1,4 +1,5 @@
 import { type RunEvent, type Tool, trajectorySchema } from '@agentflow/core';
+import { createToolRegistry } from '@agentflow/executor';
 import { createOllamaModel } from '@agentflow/llm';
 import { createPlanner } from '@agentflow/planner';
 import { createVerifier } from '@agentflow/verifier';
@@ -93,7 +94,7 @@ describe('runFlow against a scripted loopback Ollama server', () => {
     server.push(action('wait', { seconds: 999 }), action('finish', 'gave up waiting'));
     // The tool never returns: finishing at all shows the runner stopped waiting for it.
     const trajectory = await runFlow('q', agent(), { toolTimeoutMs: 50 });
-    expect(trajectory.steps[0]?.toolResult?.error).toBe('Tool "wait" timed out after 50 ms.');
+    expect(trajectory.steps[0]?.toolResult?.error).toBe('Tool "wait" timed out after 0.05 s.');
     expect(trajectory).toMatchObject({ termination: 'finished', answer: 'gave up waiting' });
   });
 
@@ -108,6 +109,33 @@ describe('runFlow against a scripted loopback Ollama server', () => {
     const generatorPrompt = (server.requests[2]!.body as { messages: Array<{ content: string }> }).messages[1]?.content;
     expect(generatorPrompt).toContain('Result: 5120');
     expect(generatorPrompt).toContain('Result: 88000');
+  });
+
+  it('runs tools through a prepared executor registry, with its output limit, and leaves it to the caller', async () => {
+    const disposed: Array<string | undefined> = [];
+    const shout: Tool<{ text: string }> = {
+      name: 'shout',
+      description: 'Repeats text loudly.',
+      inputSchema: z.object({ text: z.string() }),
+      async execute({ text }) {
+        return { output: text.toUpperCase().repeat(500), truncated: false, durationMs: 0 };
+      },
+      dispose: async (taskId) => {
+        disposed.push(taskId);
+      },
+    };
+    const registry = createToolRegistry({ tools: [shout as Tool], maxOutputChars: 200 });
+    server.push(action('shout', 'hey'), action('lookup_population', 'Brisk'), action('finish', 'done'));
+    // The planner knows a tool the registry lacks.
+    const { tools: _unused, ...modules } = agent({ tools: [shout, lookupTool] });
+    const trajectory = await runFlow('q', { ...modules, registry }, { taskId: 'task-r' });
+    expect(trajectory.steps[0]?.toolResult).toMatchObject({ truncated: true });
+    expect(trajectory.steps[0]?.toolResult?.output.length).toBeLessThanOrEqual(200);
+    expect(trajectory.steps[0]?.toolResult?.output).toMatch(/^HEYHEY.*characters cut/s);
+    expect(trajectory.steps[1]?.toolResult?.error).toBe('Unknown tool "lookup_population"; known tools: shout.');
+    expect(trajectory.answer).toBe('done');
+    // The registry is the caller's: the run does not dispose its task state.
+    expect(disposed).toEqual([]);
   });
 
   it('ends with termination "error" when the planner repeats itself verbatim', async () => {

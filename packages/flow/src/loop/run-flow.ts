@@ -4,7 +4,6 @@ import {
   type RunEventListener,
   type Step,
   type Termination,
-  type Tool,
   type Trajectory,
   trajectorySchema,
 } from '@agentflow/core';
@@ -12,14 +11,16 @@ import { createInTaskMemory, type InTaskMemory } from '@agentflow/memory';
 import type { Planner } from '@agentflow/planner';
 import type { Verifier } from '@agentflow/verifier';
 import type { Generator } from '../generator/generator';
-import { createToolRunner, type ToolRunner } from '../tools/tool-runner';
+import { type FlowToolSource, flowToolRegistry } from '../tools/flow-tools';
+import { memoryEntryOf } from './memory-entry';
 import { terminationOf } from './termination';
 
-/** The parts of the agent. `tools` (core `Tool`s) or a prepared `toolRunner`. */
-export interface FlowModules {
+/**
+ * The parts of the agent. Tools come as core `Tool`s (`tools`, wrapped in an executor
+ * registry for the run) or as a prepared `@agentflow/executor` `registry`.
+ */
+export interface FlowModules extends FlowToolSource {
   planner: Planner;
-  tools?: readonly Tool[];
-  toolRunner?: ToolRunner;
   verifier: Verifier;
   generator: Generator;
   listener?: RunEventListener;
@@ -28,26 +29,44 @@ export interface FlowModules {
 }
 
 export interface FlowLimits {
-  /** Default: the verifier's `maxSteps`. */
+  /** Steps in the whole trajectory (a continued prefix included). Default: the verifier's `maxSteps`. */
   maxSteps?: number;
   /** Wall-clock budget; in-flight calls are aborted when it runs out. Default: the verifier's `timeLimitMs`. */
   timeLimitMs?: number;
-  /** Per tool call, when `tools` are given (default 60 s). */
+  /** Per tool call, when `tools` are given (default 60 s, the executor registry's). */
   toolTimeoutMs?: number;
   /** Character budget of the memory text given to the verifier (default 4000). */
   verifierMemoryChars?: number;
   /** Cancels the run; the partial trajectory is returned with termination "error". */
   signal?: AbortSignal;
+  /** The task's id in its data set; recorded on the trajectory. */
   taskId?: string;
   trajectoryId?: string;
+  /** Key of per-task tool state (the python REPL). Default: `taskId`, else the trajectory id. */
+  toolTaskId?: string;
   /** Milliseconds, for timings (default performance.now). */
   now?: () => number;
   /** Wall-clock date of the start (default new Date()). */
   date?: () => Date;
 }
 
+/** Where a run starts: after a prefix of steps taken earlier (see `continueFlow`). */
+export interface FlowStart {
+  /** Steps 0..j, recorded verbatim and put in memory; their tools are not run again. */
+  steps: readonly Step[];
+  /** Tools whose prefix calls are re-run silently (outputs dropped) to rebuild their per-task state. */
+  replayTools: readonly string[];
+}
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** True when the prefix already ended the run by itself: only the answer is left to write. */
+function prefixFinished(steps: readonly Step[]): PlannerAction | null | undefined {
+  const last = steps[steps.length - 1];
+  if (last?.action?.action === 'finish') return last.action;
+  return last?.verdict?.stop && last.verdict.reason === 'llm_stop' ? null : undefined;
 }
 
 /**
@@ -56,12 +75,22 @@ function messageOf(error: unknown): string {
  * failure (an unreachable model) ends it with termination "error". Never throws for a
  * failure inside the run; the returned trajectory is validated by `trajectorySchema`.
  */
-export async function runFlow(question: string, modules: FlowModules, limits: FlowLimits = {}): Promise<Trajectory> {
+export function runFlow(question: string, modules: FlowModules, limits: FlowLimits = {}): Promise<Trajectory> {
+  return runFlowFrom(question, modules, limits, { steps: [], replayTools: [] });
+}
+
+/** `runFlow` after a prefix of earlier steps: the shared loop of `runFlow` and `continueFlow`. */
+export async function runFlowFrom(
+  question: string,
+  modules: FlowModules,
+  limits: FlowLimits,
+  start: FlowStart,
+): Promise<Trajectory> {
   const now = limits.now ?? (() => performance.now());
   const started = now();
   const startedAt = (limits.date ?? (() => new Date()))().toISOString();
   const trajectoryId = limits.trajectoryId ?? crypto.randomUUID();
-  const taskId = limits.taskId ?? trajectoryId;
+  const taskId = limits.toolTaskId ?? limits.taskId ?? trajectoryId;
   const maxSteps = limits.maxSteps ?? modules.verifier.maxSteps;
   const timeLimitMs = limits.timeLimitMs ?? modules.verifier.timeLimitMs;
   const emit = (event: RunEvent) => {
@@ -71,17 +100,23 @@ export async function runFlow(question: string, modules: FlowModules, limits: Fl
       // A broken progress display must not break the run.
     }
   };
-  const runner =
-    modules.toolRunner ??
-    createToolRunner(modules.tools ?? [], { ...(limits.toolTimeoutMs ? { timeoutMs: limits.toolTimeoutMs } : {}), now });
+  const { registry, owned } = flowToolRegistry(modules, {
+    ...(limits.toolTimeoutMs ? { timeoutMs: limits.toolTimeoutMs } : {}),
+    now,
+  });
   const deadline = new AbortController();
   const deadlineTimer = setTimeout(() => deadline.abort(), timeLimitMs);
   const signal = limits.signal ? AbortSignal.any([limits.signal, deadline.signal]) : deadline.signal;
-  const memory: InTaskMemory = createInTaskMemory(question);
-  const steps: Step[] = [];
+  const memory: InTaskMemory = createInTaskMemory(question, start.steps.map(memoryEntryOf));
+  const steps: Step[] = [...start.steps];
   let termination: Termination | undefined;
   let error: string | undefined;
   let finishInput: PlannerAction['action_input'] | undefined;
+  const finished = prefixFinished(start.steps);
+  if (finished !== undefined) {
+    termination = 'finished';
+    if (finished) finishInput = finished.action_input;
+  }
   // After a planner or verifier model failed for good, asking the generator would fail the same way.
   let modelFailed = false;
 
@@ -99,7 +134,14 @@ export async function runFlow(question: string, modules: FlowModules, limits: Fl
   };
 
   try {
-    for (let index = 0; index < maxSteps && termination === undefined; index++) {
+    // Rebuild stateful tools' state (python variables) in this run's fresh task; nothing is recorded.
+    for (const step of start.steps) {
+      if (termination !== undefined || interrupted()) break;
+      const action = step.action;
+      if (!action || !start.replayTools.includes(action.action) || !registry.has(action.action)) continue;
+      await registry.execute({ tool: action.action, input: action.action_input }, { taskId, signal });
+    }
+    for (let index = start.steps.length; index < maxSteps && termination === undefined; index++) {
       if (interrupted()) break;
       emit({ type: 'step-start', trajectoryId, index });
       const plannerStart = now();
@@ -137,20 +179,12 @@ export async function runFlow(question: string, modules: FlowModules, limits: Fl
       };
       if (action && action.action !== 'finish') {
         const toolStart = now();
-        const result = await runner.run(action, { taskId, signal });
+        const result = await registry.execute({ tool: action.action, input: action.action_input }, { taskId, signal });
         step.toolResult = result;
         step.timings.toolMs = now() - toolStart;
         emit({ type: 'tool-result', trajectoryId, index, tool: action.action, result });
       }
-      memory.record({
-        index,
-        thought: action?.thought ?? '',
-        action: action?.action ?? null,
-        actionInput: action?.action_input ?? null,
-        ...(decision.parseError === undefined ? {} : { parseError: decision.parseError }),
-        ...(step.toolResult ? { toolOutput: step.toolResult.output } : {}),
-        ...(step.toolResult?.error === undefined ? {} : { toolError: step.toolResult.error }),
-      });
+      memory.record(memoryEntryOf(step));
       const verifierStart = now();
       if (interrupted()) {
         if (termination === 'timeout') step.verdict = { stop: true, reason: 'timeout' };
@@ -201,7 +235,7 @@ export async function runFlow(question: string, modules: FlowModules, limits: Fl
       if (termination === 'finished') termination = 'error';
     }
   }
-  if (!modules.toolRunner) await runner.dispose(taskId);
+  if (owned) await registry.dispose(taskId);
 
   return trajectorySchema.parse({
     id: trajectoryId,

@@ -1,0 +1,63 @@
+import { AgentFlowError } from '@agentflow/core';
+import { BYTE_LEVEL_SPECIAL_TOKENS } from '../tokenizer/byte-level-tokenizer';
+import type { Qwen3Config } from './qwen3-config';
+
+/** Names of the built-in model shapes. */
+export type ModelPresetName = 'tiny' | 'qwen3-0.6b-shape';
+
+/** Ids the byte-level tokenizer gives its special tokens: after the 256 bytes. */
+const byteLevelEos = 256 + BYTE_LEVEL_SPECIAL_TOKENS.indexOf('<|im_end|>');
+const byteLevelEndOfText = 256 + BYTE_LEVEL_SPECIAL_TOKENS.indexOf('<|endoftext|>');
+
+/**
+ * Built-in shapes. `tiny` pairs with the byte-level tokenizer (256 bytes + specials) and runs
+ * in milliseconds on a CPU; `qwen3-0.6b-shape` copies Qwen/Qwen3-0.6B's config.json (hidden 1024,
+ * 28 layers, 16 heads, 8 kv heads, head_dim 128, intermediate 3072, vocab 151936, tied head,
+ * rope_theta 1e6) for benchmarks with random weights.
+ */
+export const MODEL_PRESETS: Record<ModelPresetName, Qwen3Config> = {
+  tiny: {
+    vocabSize: 256 + BYTE_LEVEL_SPECIAL_TOKENS.length,
+    hiddenSize: 64,
+    intermediateSize: 128,
+    numHiddenLayers: 2,
+    numAttentionHeads: 4,
+    numKeyValueHeads: 2,
+    headDim: 16,
+    maxPositionEmbeddings: 2048,
+    rmsNormEps: 1e-6,
+    ropeTheta: 10000,
+    tieWordEmbeddings: true,
+    eosTokenIds: [byteLevelEos, byteLevelEndOfText],
+    initializerRange: 0.02,
+  },
+  'qwen3-0.6b-shape': {
+    vocabSize: 151936,
+    hiddenSize: 1024,
+    intermediateSize: 3072,
+    numHiddenLayers: 28,
+    numAttentionHeads: 16,
+    numKeyValueHeads: 8,
+    headDim: 128,
+    maxPositionEmbeddings: 40960,
+    rmsNormEps: 1e-6,
+    ropeTheta: 1000000,
+    tieWordEmbeddings: true,
+    bosTokenId: 151643,
+    eosTokenIds: [151645],
+    initializerRange: 0.02,
+  },
+};
+
+/** The preset of that name (a copy), or a clear error listing the known names. */
+export function getModelPreset(name: string): Qwen3Config {
+  const preset = (MODEL_PRESETS as Record<string, Qwen3Config>)[name];
+  if (!preset) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `Unknown model preset ${JSON.stringify(name)}; expected one of ${Object.keys(MODEL_PRESETS).join(', ')}.`,
+      details: { name },
+    });
+  }
+  return { ...preset, eosTokenIds: [...preset.eosTokenIds] };
+}

@@ -1,0 +1,198 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AgentFlowError, formatZodIssues } from '@agentflow/core';
+import { z } from 'zod';
+
+/**
+ * The fields of a Hugging Face Qwen3 `config.json` that change the maths. Defaults are those of
+ * `transformers.Qwen3Config` (transformers 4.51+, `configuration_qwen3.py`); unknown keys pass through
+ * untouched so that a real checkpoint's config loads.
+ */
+export const qwen3HfConfigSchema = z
+  .object({
+    vocab_size: z.number().int().positive().default(151936).describe('Rows of the embedding and the LM head.'),
+    hidden_size: z.number().int().positive().default(4096).describe('Width of the residual stream.'),
+    intermediate_size: z.number().int().positive().default(22016).describe('Width of the SiLU-gated MLP.'),
+    num_hidden_layers: z.number().int().positive().default(32).describe('Number of decoder layers.'),
+    num_attention_heads: z.number().int().positive().default(32).describe('Query heads per layer.'),
+    num_key_value_heads: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Key/value heads (grouped-query attention); defaults to num_attention_heads.'),
+    head_dim: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Width of one head; Qwen3 sets it explicitly (128) even when hidden/heads differs.'),
+    hidden_act: z.literal('silu').default('silu').describe('MLP activation; Qwen3 uses SiLU only.'),
+    max_position_embeddings: z.number().int().positive().default(32768).describe('Longest sequence the model supports.'),
+    rms_norm_eps: z.number().positive().default(1e-6).describe('Epsilon inside every RMSNorm.'),
+    rope_theta: z.number().positive().optional().describe('RoPE base (transformers 4.x key).'),
+    rope_parameters: z
+      .object({
+        rope_type: z.string().default('default').describe('Only "default" RoPE is supported.'),
+        rope_theta: z.number().positive().optional().describe('RoPE base (transformers 5.x key).'),
+      })
+      .passthrough()
+      .nullish()
+      .describe('transformers 5.x RoPE settings.'),
+    rope_scaling: z
+      .object({ rope_type: z.string().optional(), type: z.string().optional() })
+      .passthrough()
+      .nullish()
+      .describe('RoPE scaling (YaRN etc.); only absent or "default" is supported.'),
+    tie_word_embeddings: z.boolean().default(false).describe('LM head shares the embedding matrix.'),
+    attention_bias: z.boolean().default(false).describe('Qwen3 has no q/k/v/o bias; true is not supported.'),
+    use_sliding_window: z.boolean().default(false).describe('Sliding-window attention; not supported.'),
+    bos_token_id: z.number().int().nullish().describe('Begin-of-sequence token id.'),
+    eos_token_id: z
+      .union([z.number().int(), z.array(z.number().int())])
+      .nullish()
+      .describe('End-of-sequence token id(s).'),
+    initializer_range: z.number().positive().default(0.02).describe('Std of the random initialisation.'),
+  })
+  .passthrough();
+
+/** A validated Qwen3 configuration, in the names this package uses. */
+export interface Qwen3Config {
+  vocabSize: number;
+  hiddenSize: number;
+  intermediateSize: number;
+  numHiddenLayers: number;
+  numAttentionHeads: number;
+  numKeyValueHeads: number;
+  headDim: number;
+  maxPositionEmbeddings: number;
+  rmsNormEps: number;
+  ropeTheta: number;
+  tieWordEmbeddings: boolean;
+  bosTokenId?: number;
+  eosTokenIds: number[];
+  initializerRange: number;
+}
+
+/** Default RoPE base of `transformers.Qwen3Config`. */
+const DEFAULT_ROPE_THETA = 10000;
+
+function invalid(message: string, details: Record<string, unknown>): AgentFlowError {
+  return new AgentFlowError({ code: 'INVALID_CONFIG', message, details });
+}
+
+/** Validates a parsed `config.json` object; `source` names it in errors. */
+export function parseQwen3Config(raw: unknown, source = 'config.json'): Qwen3Config {
+  const parsed = qwen3HfConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw invalid(`Invalid Qwen3 config in ${source}: ${formatZodIssues(parsed.error).join("; ")}`, { source });
+  }
+  const hf = parsed.data;
+  const numKeyValueHeads = hf.num_key_value_heads ?? hf.num_attention_heads;
+  const headDim = hf.head_dim ?? hf.hidden_size / hf.num_attention_heads;
+  if (!Number.isInteger(headDim)) {
+    throw invalid(
+      `${source}: head_dim is absent and hidden_size ${hf.hidden_size} is not a multiple of num_attention_heads ${hf.num_attention_heads}; set head_dim.`,
+      { source },
+    );
+  }
+  if (headDim % 2 !== 0) {
+    throw invalid(`${source}: head_dim must be even for rotary embeddings, got ${headDim}.`, { source, headDim });
+  }
+  if (hf.num_attention_heads % numKeyValueHeads !== 0) {
+    throw invalid(
+      `${source}: num_attention_heads ${hf.num_attention_heads} must be a multiple of num_key_value_heads ${numKeyValueHeads}.`,
+      { source },
+    );
+  }
+  if (hf.attention_bias) {
+    throw invalid(`${source}: attention_bias=true is not supported (Qwen3 checkpoints have none).`, { source });
+  }
+  if (hf.use_sliding_window) {
+    throw invalid(`${source}: use_sliding_window=true is not supported.`, { source });
+  }
+  for (const [key, rope] of [
+    ['rope_scaling', hf.rope_scaling],
+    ['rope_parameters', hf.rope_parameters],
+  ] as const) {
+    const ropeType = rope ? (rope.rope_type ?? (rope as { type?: string }).type ?? 'default') : 'default';
+    if (ropeType !== 'default') {
+      throw invalid(`${source}: ${key}.rope_type ${JSON.stringify(ropeType)} is not supported; only "default" RoPE is.`, {
+        source,
+        ropeType,
+      });
+    }
+  }
+  const eos = hf.eos_token_id;
+  return {
+    vocabSize: hf.vocab_size,
+    hiddenSize: hf.hidden_size,
+    intermediateSize: hf.intermediate_size,
+    numHiddenLayers: hf.num_hidden_layers,
+    numAttentionHeads: hf.num_attention_heads,
+    numKeyValueHeads,
+    headDim,
+    maxPositionEmbeddings: hf.max_position_embeddings,
+    rmsNormEps: hf.rms_norm_eps,
+    ropeTheta: hf.rope_parameters?.rope_theta ?? hf.rope_theta ?? DEFAULT_ROPE_THETA,
+    tieWordEmbeddings: hf.tie_word_embeddings,
+    ...(typeof hf.bos_token_id === 'number' ? { bosTokenId: hf.bos_token_id } : {}),
+    eosTokenIds: eos === null || eos === undefined ? [] : Array.isArray(eos) ? eos : [eos],
+    initializerRange: hf.initializer_range,
+  };
+}
+
+/** Reads and validates `dir/config.json`. */
+export function loadQwen3Config(dir: string): Qwen3Config {
+  const path = join(dir, 'config.json');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (cause) {
+    throw new AgentFlowError({
+      code: 'NOT_FOUND',
+      message: `No config.json in model folder ${dir}; expected a Hugging Face model folder.`,
+      cause,
+      details: { path },
+    });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (cause) {
+    throw new AgentFlowError({ code: 'PARSE_ERROR', message: `${path} is not valid JSON.`, cause, details: { path } });
+  }
+  return parseQwen3Config(raw, path);
+}
+
+/** The `config.json` that Hugging Face transformers loads as `Qwen3ForCausalLM`. */
+export function toHfConfig(config: Qwen3Config): Record<string, unknown> {
+  return {
+    architectures: ['Qwen3ForCausalLM'],
+    model_type: 'qwen3',
+    vocab_size: config.vocabSize,
+    hidden_size: config.hiddenSize,
+    intermediate_size: config.intermediateSize,
+    num_hidden_layers: config.numHiddenLayers,
+    num_attention_heads: config.numAttentionHeads,
+    num_key_value_heads: config.numKeyValueHeads,
+    head_dim: config.headDim,
+    hidden_act: 'silu',
+    max_position_embeddings: config.maxPositionEmbeddings,
+    rms_norm_eps: config.rmsNormEps,
+    rope_theta: config.ropeTheta,
+    rope_scaling: null,
+    tie_word_embeddings: config.tieWordEmbeddings,
+    attention_bias: false,
+    attention_dropout: 0,
+    use_sliding_window: false,
+    sliding_window: null,
+    max_window_layers: config.numHiddenLayers,
+    use_cache: true,
+    initializer_range: config.initializerRange,
+    ...(config.bosTokenId === undefined ? {} : { bos_token_id: config.bosTokenId }),
+    eos_token_id: config.eosTokenIds.length === 1 ? config.eosTokenIds[0] : config.eosTokenIds,
+    torch_dtype: 'float32',
+    transformers_version: '4.51.0',
+  };
+}

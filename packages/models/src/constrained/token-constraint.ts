@@ -1,0 +1,197 @@
+import { AgentFlowError } from '@agentflow/core';
+import {
+  completionCost,
+  initialStack,
+  isComplete,
+  isFreeStringBody,
+  isPlainStringToken,
+  type Stack,
+  stackKey,
+  step,
+} from './json-automaton';
+import { compileJsonSchema, type SchemaNode } from './schema-node';
+import { buildTokenTrie, type TokenTrie } from './token-trie';
+
+/** The automaton's position: every stack still possible (a union may keep several). Interned. */
+export interface ConstraintState {
+  readonly key: string;
+  readonly stacks: readonly (Stack | null)[];
+  /** Bytes of the shortest completion. */
+  readonly cost: number;
+  readonly complete: boolean;
+}
+
+/** Says which tokens may come next so that the output stays a prefix of a valid value. */
+export interface TokenConstraint {
+  readonly initial: ConstraintState;
+  /**
+   * Allowed token ids when `remainingTokens` tokens may still be emitted (this one included):
+   * only tokens after which the value can still be completed, and EOS, in time. EOS ids are
+   * allowed exactly when the value is complete.
+   */
+  allowedTokens(state: ConstraintState, remainingTokens: number): number[];
+  /** The state after `tokenId`; throws when the token is not allowed. */
+  advance(state: ConstraintState, tokenId: number): ConstraintState;
+  isComplete(state: ConstraintState): boolean;
+}
+
+/** The vocabulary side of constrained decoding, shared by every schema. */
+export interface ConstraintVocabulary {
+  /** Bytes of each token id; undefined for special tokens. */
+  tokenBytes: readonly (Uint8Array | undefined)[];
+  eosTokenIds: readonly number[];
+}
+
+interface InternalState extends ConstraintState {
+  /** Next state by byte: undefined = not computed yet, null = byte rejected. */
+  transitions: (InternalState | null | undefined)[];
+  /** Viable tokens and the cost to complete after each, filled on first use. */
+  tokens?: Int32Array;
+  costs?: Int32Array;
+  maxCost?: number;
+  /** Every viable token (and EOS when complete), for steps where the budget excludes none. */
+  everything?: number[];
+}
+
+/** The vocabulary split for the string-body shortcut. */
+interface VocabularyIndex {
+  /** Every token with bytes. */
+  full: TokenTrie;
+  /** Tokens that are not plain string content. */
+  special: TokenTrie;
+  plain: Int32Array;
+}
+
+/**
+ * Creates a factory of JSON-schema constraints over one vocabulary. The byte trie is built once;
+ * automaton states are interned with a memo of their byte transitions, and each state's viable
+ * tokens are found by one walk of the trie (pruned at the first rejected byte), then cached. A
+ * 150k-token vocabulary thus costs one walk per new state and a filter per step.
+ */
+export function createJsonSchemaConstraints(vocabulary: ConstraintVocabulary): (schema: Record<string, unknown>) => TokenConstraint {
+  let index: VocabularyIndex | undefined;
+  const bySchema = new Map<string, TokenConstraint>();
+  return (schema) => {
+    const schemaKey = JSON.stringify(schema);
+    const existing = bySchema.get(schemaKey);
+    if (existing) return existing;
+    if (!index) {
+      const plain: number[] = [];
+      const special = vocabulary.tokenBytes.map((bytes, tokenId) => {
+        if (bytes && isPlainStringToken(bytes)) {
+          plain.push(tokenId);
+          return undefined;
+        }
+        return bytes;
+      });
+      index = { full: buildTokenTrie(vocabulary.tokenBytes), special: buildTokenTrie(special), plain: Int32Array.from(plain) };
+    }
+    const constraint = createConstraint(compileJsonSchema(schema), vocabulary, index);
+    bySchema.set(schemaKey, constraint);
+    return constraint;
+  };
+}
+
+function createConstraint(root: SchemaNode, vocabulary: ConstraintVocabulary, index: VocabularyIndex): TokenConstraint {
+  const states = new Map<string, InternalState>();
+  const intern = (stacks: (Stack | null)[]): InternalState => {
+    const unique = new Map<string, Stack | null>();
+    for (const stack of stacks) unique.set(stackKey(stack), stack);
+    const keys = [...unique.keys()].sort();
+    const key = keys.join('\n');
+    let state = states.get(key);
+    if (!state) {
+      const kept = keys.map((name) => unique.get(name)!);
+      state = {
+        key,
+        stacks: kept,
+        cost: Math.min(...kept.map(completionCost)),
+        complete: kept.some(isComplete),
+        transitions: [],
+      };
+      states.set(key, state);
+    }
+    return state;
+  };
+  const next = (state: InternalState, byte: number): InternalState | null => {
+    let target = state.transitions[byte];
+    if (target === undefined) {
+      const stacks: (Stack | null)[] = [];
+      for (const stack of state.stacks) for (const following of step(stack, byte)) stacks.push(following);
+      target = stacks.length === 0 ? null : intern(stacks);
+      state.transitions[byte] = target;
+    }
+    return target;
+  };
+  const viable = (state: InternalState): { tokens: Int32Array; costs: Int32Array } => {
+    if (state.tokens && state.costs) return { tokens: state.tokens, costs: state.costs };
+    const tokens: number[] = [];
+    const costs: number[] = [];
+    // Inside free string content every plain token loops back to this state: list them without a walk.
+    const shortcut = state.stacks.length === 1 && isFreeStringBody(state.stacks[0]!);
+    const trie = shortcut ? index.special : index.full;
+    if (shortcut) {
+      for (const token of index.plain) {
+        tokens.push(token);
+        costs.push(state.cost);
+      }
+    }
+    const { edgeStart, edgeByte, edgeChild, tokensAt } = trie;
+    const walk = (node: number, current: InternalState) => {
+      const ending = tokensAt.get(node);
+      if (ending) {
+        for (const token of ending) {
+          tokens.push(token);
+          costs.push(current.cost);
+        }
+      }
+      for (let edge = edgeStart[node]!; edge < edgeStart[node + 1]!; edge++) {
+        const following = next(current, edgeByte[edge]!);
+        if (following) walk(edgeChild[edge]!, following);
+      }
+    };
+    walk(0, state);
+    state.tokens = Int32Array.from(tokens);
+    state.costs = Int32Array.from(costs);
+    state.maxCost = costs.reduce((max, cost) => Math.max(max, cost), 0);
+    state.everything = state.complete ? [...tokens, ...vocabulary.eosTokenIds] : tokens;
+    return { tokens: state.tokens, costs: state.costs };
+  };
+  const internal = (state: ConstraintState) => state as InternalState;
+
+  return {
+    initial: intern([initialStack(root)]),
+    allowedTokens(state, remainingTokens) {
+      const { tokens, costs } = viable(internal(state));
+      // After this token, remainingTokens - 1 are left: enough single-byte tokens to finish, plus EOS.
+      const limit = remainingTokens - 2;
+      const { maxCost, everything } = internal(state);
+      if (maxCost !== undefined && everything && maxCost <= limit && everything.length > 0) return everything;
+      const allowed: number[] = [];
+      for (let index = 0; index < tokens.length; index++) if (costs[index]! <= limit) allowed.push(tokens[index]!);
+      if (state.complete) allowed.push(...vocabulary.eosTokenIds);
+      if (allowed.length === 0) {
+        throw new AgentFlowError({
+          code: 'INVALID_ARGUMENT',
+          message: `Constrained decoding cannot complete the JSON value within the remaining ${remainingTokens} tokens; raise maxTokens (the shortest valid output needs ${state.cost + 1}).`,
+          details: { remainingTokens },
+        });
+      }
+      return allowed;
+    },
+    advance(state, tokenId) {
+      const bytes = vocabulary.tokenBytes[tokenId];
+      let current: InternalState | null = internal(state);
+      if (bytes) for (const byte of bytes) current = current ? next(current, byte) : null;
+      if (!bytes || !current) {
+        throw new AgentFlowError({
+          code: 'INVALID_ARGUMENT',
+          message: `Token ${tokenId} is not allowed by the JSON schema at this point.`,
+          details: { tokenId },
+        });
+      }
+      return current;
+    },
+    isComplete: (state) => state.complete,
+  };
+}

@@ -1,0 +1,95 @@
+import { createRandom, plannerActionSchema } from '@agentflow/core';
+import { createRuntime } from '@agentflow/tensor';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { getModelPreset } from '../config/presets';
+import { createJsonSchemaConstraints } from '../constrained/token-constraint';
+import { createRandomModel } from '../weights/random-model';
+import { type CausalLm, createCausalLm } from './causal-lm';
+import { generate } from './generate';
+
+// One runtime, one thread per operator: tests share two cores with other suites.
+const runtime = createRuntime({ device: 'cpu', intraOpThreads: 1 });
+
+const config = getModelPreset('tiny');
+const eosTokenIds = config.eosTokenIds;
+const bytes = { decode: (ids: readonly number[]) => new TextDecoder().decode(Uint8Array.from(ids.filter((id) => id < 256))) };
+let lm: CausalLm;
+
+beforeAll(async () => {
+  lm = await createCausalLm({ model: createRandomModel(config, 21, { std: 0.5 }), runtime });
+});
+
+const prompts = [[257, 117, 10, 104, 105], [257, 10], [97, 98, 99, 100, 101, 102, 103, 104]];
+
+describe('generation', () => {
+  it('KV-cache greedy decoding equals cache-free greedy decoding, batched with left padding', async () => {
+    const requests = prompts.map((promptIds) => ({ promptIds, maxTokens: 12, temperature: 0 }));
+    const cached = await generate(lm, requests, { eosTokenIds: [] });
+    const uncached = await generate(lm, requests, { eosTokenIds: [], useCache: false });
+    expect(cached.map((row) => row.tokenIds)).toEqual(uncached.map((row) => row.tokenIds));
+    // Each row alone gives the same tokens as in the batch: padding changes nothing.
+    const alone = await generate(lm, [requests[1]!], { eosTokenIds: [] });
+    expect(alone[0]!.tokenIds).toEqual(cached[1]!.tokenIds);
+    expect(new Set(cached[0]!.tokenIds).size).toBeGreaterThan(1);
+  });
+
+  it('sampling log-probs equal the log-probs recomputed for the same tokens', async () => {
+    const requests = prompts.map((promptIds, index) => ({ promptIds, maxTokens: 10, temperature: 0.9, topP: 0.95, topK: 50, seed: index }));
+    const samples = await generate(lm, requests, { eosTokenIds });
+    const { logprobs } = await lm.logprobs({ promptIds: prompts, completionIds: samples.map((row) => row.tokenIds) });
+    samples.forEach((row, index) => {
+      row.logprobs.forEach((value, k) => {
+        expect(Math.abs(value - logprobs[index]![k]!)).toBeLessThan(1e-4);
+      });
+    });
+    const again = await generate(lm, requests, { eosTokenIds });
+    expect(again.map((row) => row.tokenIds)).toEqual(samples.map((row) => row.tokenIds)); // seeded
+  });
+
+  it('stops at stop strings and at maxTokens', async () => {
+    const [free] = await generate(lm, [{ promptIds: prompts[0]!, maxTokens: 20, temperature: 0 }], { eosTokenIds: [], tokenizer: bytes });
+    const stop = free!.text.slice(3, 5);
+    const [stopped] = await generate(lm, [{ promptIds: prompts[0]!, maxTokens: 20, temperature: 0, stop: [stop] }], { eosTokenIds: [], tokenizer: bytes });
+    expect(stopped!.finishReason).toBe('stop');
+    expect(stopped!.text).toBe(free!.text.slice(0, free!.text.indexOf(stop)));
+    expect(free!.finishReason).toBe('length');
+    expect(free!.tokenIds).toHaveLength(20);
+  });
+
+  it('1,000 schema-constrained samples from a random model all parse and validate', async () => {
+    // The cheapest model that still runs the real decoder graph: one layer, hidden 16, byte vocabulary.
+    const micro = await createCausalLm({
+      model: createRandomModel({ ...config, hiddenSize: 16, intermediateSize: 16, numHiddenLayers: 1, numAttentionHeads: 2, numKeyValueHeads: 1, headDim: 8 }, 5, { std: 0.5 }),
+      runtime,
+    });
+    const tools = ['search', 'python'];
+    const schema = plannerActionSchema.extend({ action: z.enum(['finish', ...tools]) });
+    const jsonSchema = z.toJSONSchema(schema) as Record<string, unknown>;
+    const constraintFor = createJsonSchemaConstraints({
+      tokenBytes: [...Array.from({ length: 256 }, (_, byte) => Uint8Array.of(byte)), undefined, undefined, undefined],
+      eosTokenIds,
+    });
+    const random = createRandom(99);
+    let valid = 0;
+    const finishes = new Set<string>();
+    for (let round = 0; round < 10; round++) {
+      const requests = Array.from({ length: 100 }, (_, index) => ({
+        promptIds: prompts[index % prompts.length]!,
+        maxTokens: 64,
+        temperature: 1,
+        jsonSchema,
+      }));
+      const samples = await generate(micro, requests, { eosTokenIds, tokenizer: bytes, constraintFor, random: random.fork(`round-${round}`) });
+      for (const sample of samples) {
+        const parsed = schema.safeParse(JSON.parse(sample.text));
+        if (parsed.success) valid++;
+        else throw new Error(`invalid: ${sample.text}`);
+        finishes.add(sample.finishReason);
+      }
+    }
+    expect(valid).toBe(1000);
+    expect(finishes).toEqual(new Set(['stop']));
+    await micro.release();
+  });
+});

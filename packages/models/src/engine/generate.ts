@@ -1,0 +1,155 @@
+import { AgentFlowError, createRandom, type PolicyGenerateRequest, type PolicyGeneration, type Random } from '@agentflow/core';
+import type { HostTensor } from '@agentflow/tensor';
+import type { ConstraintState, TokenConstraint } from '../constrained/token-constraint';
+import type { LoraAdapter } from '../lora/lora-adapter';
+import { findStopString, sampleToken, validateSamplingSettings } from '../sampling/sample-token';
+import { packPromptBatch } from './batch-packing';
+import type { CausalLm, KeyValueCache } from './causal-lm';
+
+/** What generation needs from a tokenizer: text for stop strings and results. */
+export interface GenerationTokenizer {
+  decode(ids: readonly number[]): string;
+}
+
+/** Settings shared by every request of one {@link generate} call. */
+export interface GenerateSettings {
+  /** Ids that end a completion. */
+  eosTokenIds: readonly number[];
+  tokenizer?: GenerationTokenizer;
+  /** Builds the constraint of a request's `jsonSchema` (see createJsonSchemaConstraints). */
+  constraintFor?: (jsonSchema: Record<string, unknown>) => TokenConstraint;
+  /** Random source for requests without a seed; default createRandom(0). */
+  random?: Random;
+  adapter?: LoraAdapter;
+  /** false recomputes the whole sequence at every step (the check that the KV cache is exact). */
+  useCache?: boolean;
+  padTokenId?: number;
+}
+
+interface RowState {
+  request: PolicyGenerateRequest;
+  random: Random;
+  tokenIds: number[];
+  logprobs: number[];
+  finishReason: PolicyGeneration['finishReason'] | undefined;
+  text: string;
+  constraint?: TokenConstraint;
+  constraintState?: ConstraintState;
+}
+
+/**
+ * Batched sampling: one prefill of the left-padded prompts, then one decode step per token with
+ * the KV cache. Each row stops at EOS (kept in `tokenIds`, not in `text`), at a stop string (text
+ * cut before it) or at `maxTokens`. `logprobs` are the model's log-probs of the drawn tokens.
+ */
+export async function generate(
+  lm: CausalLm,
+  requests: readonly PolicyGenerateRequest[],
+  settings: GenerateSettings,
+): Promise<PolicyGeneration[]> {
+  if (requests.length === 0) return [];
+  const eos = new Set(settings.eosTokenIds);
+  const fallbackRandom = settings.random ?? createRandom(0);
+  const rows: RowState[] = requests.map((request, index) => {
+    validateSamplingSettings(request);
+    if (!Number.isInteger(request.maxTokens) || request.maxTokens < 0) {
+      throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `maxTokens must be an integer >= 0, got ${request.maxTokens}.` });
+    }
+    if ((request.stop?.length || request.jsonSchema) && !settings.tokenizer) {
+      throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: 'Stop strings and jsonSchema need a tokenizer in the generate settings.' });
+    }
+    const row: RowState = {
+      request,
+      random: request.seed === undefined ? fallbackRandom.fork(`row-${index}`) : createRandom(request.seed),
+      tokenIds: [],
+      logprobs: [],
+      finishReason: request.maxTokens === 0 ? 'length' : undefined,
+      text: '',
+    };
+    if (request.jsonSchema) {
+      if (!settings.constraintFor) {
+        throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: 'A request has jsonSchema but no constraintFor was given.' });
+      }
+      row.constraint = settings.constraintFor(request.jsonSchema);
+      row.constraintState = row.constraint.initial;
+    }
+    return row;
+  });
+  const padTokenId = settings.padTokenId ?? 0;
+  const prompts = packPromptBatch(
+    requests.map((request) => request.promptIds),
+    lm.config.vocabSize,
+    padTokenId,
+  );
+  const batch = prompts.batch;
+  const useCache = settings.useCache ?? true;
+  const mask: bigint[][] = Array.from({ length: batch }, (_, row) =>
+    Array.from(prompts.attentionMask.data.subarray(row * prompts.length, (row + 1) * prompts.length)),
+  );
+  const allIds: bigint[][] = Array.from({ length: batch }, (_, row) =>
+    Array.from(prompts.inputIds.data.subarray(row * prompts.length, (row + 1) * prompts.length)),
+  );
+  const allPositions: bigint[][] = Array.from({ length: batch }, (_, row) =>
+    Array.from(prompts.positionIds.data.subarray(row * prompts.length, (row + 1) * prompts.length)),
+  );
+  const matrix = (values: bigint[][], from: number): HostTensor<'int64'> => {
+    const width = values[0]!.length - from;
+    const data = new BigInt64Array(batch * width);
+    values.forEach((row, index) => {
+      data.set(row.slice(from), index * width);
+    });
+    return { dtype: 'int64', shape: [batch, width], data };
+  };
+
+  let cache: KeyValueCache | undefined;
+  let fed = 0; // tokens per row already in the cache
+  const maxSteps = Math.max(...requests.map((request) => request.maxTokens));
+  for (let stepIndex = 0; stepIndex < maxSteps && rows.some((row) => !row.finishReason); stepIndex++) {
+    const from = useCache ? fed : 0;
+    const result = await lm.step({
+      inputIds: matrix(allIds, from),
+      attentionMask: matrix(mask, 0),
+      positionIds: matrix(allPositions, from),
+      ...(useCache && cache ? { cache } : {}),
+      ...(settings.adapter ? { adapter: settings.adapter } : {}),
+    });
+    if (useCache) cache = result.cache;
+    fed = allIds[0]!.length;
+    const vocab = result.vocabSize;
+    rows.forEach((row, index) => {
+      let next = padTokenId;
+      if (!row.finishReason) {
+        const logits = result.lastLogits.subarray(index * vocab, (index + 1) * vocab);
+        const remaining = row.request.maxTokens - row.tokenIds.length;
+        const allowed = row.constraint ? row.constraint.allowedTokens(row.constraintState!, remaining) : undefined;
+        const drawn = sampleToken(logits, row.request, row.random, allowed);
+        next = drawn.tokenId;
+        row.tokenIds.push(drawn.tokenId);
+        row.logprobs.push(drawn.logprob);
+        if (eos.has(drawn.tokenId)) {
+          row.finishReason = 'stop';
+        } else {
+          if (row.constraint) row.constraintState = row.constraint.advance(row.constraintState!, drawn.tokenId);
+          if (row.request.stop?.length && settings.tokenizer) {
+            const text = settings.tokenizer.decode(row.tokenIds);
+            if (findStopString(text, row.request.stop) >= 0) row.finishReason = 'stop';
+          }
+        }
+        if (!row.finishReason && row.tokenIds.length >= row.request.maxTokens) row.finishReason = 'length';
+      }
+      allIds[index]!.push(BigInt(next));
+      mask[index]!.push(1n);
+      const lastPosition = allPositions[index]![allPositions[index]!.length - 1]!;
+      allPositions[index]!.push(lastPosition + 1n);
+    });
+  }
+  return rows.map((row) => {
+    let text = '';
+    if (settings.tokenizer) {
+      text = settings.tokenizer.decode(row.tokenIds.filter((id) => !eos.has(id)));
+      const cut = row.request.stop?.length ? findStopString(text, row.request.stop) : -1;
+      if (cut >= 0) text = text.slice(0, cut);
+    }
+    return { tokenIds: row.tokenIds, text, logprobs: row.logprobs, finishReason: row.finishReason ?? 'length' };
+  });
+}

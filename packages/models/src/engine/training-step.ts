@@ -1,0 +1,131 @@
+import { AgentFlowError, type PolicyObjective, type PolicyTrainingBatch, type PolicyTrainingStats } from '@agentflow/core';
+import type { HostTensor, TensorRuntime, TensorSession } from '@agentflow/tensor';
+import {
+  buildPolicyTrainingGraph,
+  COMPLETION_MASK,
+  COMPLETION_POSITIONS,
+  LOSS,
+  metricName,
+  type PolicyObjectiveBuilder,
+  type PolicyTrainingGraph,
+  perTokenInputName,
+  TOKEN_WEIGHTS,
+} from '../graph/policy-training-graph';
+import { ATTENTION_MASK, INPUT_IDS, POSITION_IDS } from '../graph/decoder-graph';
+import { type LoraLayout, loraFeeds } from '../graph/lora-inputs';
+import type { LoraAdapter } from '../lora/lora-adapter';
+import type { Qwen3Model } from '../weights/random-model';
+import { packScoringBatch } from './batch-packing';
+import { createGraphSession } from './session-loader';
+
+/** The loss, gradients by LoRA input name, and stats of one micro-batch. */
+export interface TrainingStepResult {
+  stats: PolicyTrainingStats;
+  gradients: Map<string, Float32Array>;
+}
+
+/** Runs training graphs, one session per distinct objective, built on first use. */
+export interface PolicyTrainer {
+  run(batch: PolicyTrainingBatch, adapter: LoraAdapter): Promise<TrainingStepResult>;
+  release(): Promise<void>;
+}
+
+export interface PolicyTrainerSettings {
+  model: Qwen3Model;
+  lora: LoraLayout;
+  runtime: TensorRuntime;
+  /** Objective builders by PolicyObjective kind. */
+  objectives: Readonly<Record<string, PolicyObjectiveBuilder>>;
+  padTokenId?: number;
+}
+
+/** [batch, completion] float rows, right-padded with zeros (at least one column). */
+function packRows(rows: readonly (readonly number[])[], width: number, what: string, lengths: readonly number[]): HostTensor<'float32'> {
+  const data = new Float32Array(rows.length * width);
+  rows.forEach((row, index) => {
+    if (row.length !== lengths[index]) {
+      throw new AgentFlowError({
+        code: 'SHAPE_MISMATCH',
+        message: `${what} row ${index} has ${row.length} values but completion ${index} has ${lengths[index]} tokens.`,
+        details: { row: index },
+      });
+    }
+    data.set(row, index * width);
+  });
+  return { dtype: 'float32', shape: [rows.length, width], data };
+}
+
+export function createPolicyTrainer(settings: PolicyTrainerSettings): PolicyTrainer {
+  const sessions = new Map<string, Promise<{ built: PolicyTrainingGraph; session: TensorSession }>>();
+  const sessionFor = (objective: PolicyObjective) => {
+    const key = JSON.stringify(objective);
+    let entry = sessions.get(key);
+    if (!entry) {
+      const builder = settings.objectives[objective.kind];
+      if (!builder) {
+        throw new AgentFlowError({
+          code: 'NOT_IMPLEMENTED',
+          message: `No objective builder for kind ${JSON.stringify(objective.kind)}; pass one in \`objectives\` (known: ${Object.keys(settings.objectives).join(', ')}).`,
+          details: { kind: objective.kind },
+        });
+      }
+      entry = (async () => {
+        const built = buildPolicyTrainingGraph(settings.model, settings.lora, builder, objective);
+        return { built, session: await createGraphSession(settings.runtime, built.graph, `qwen3-training-${objective.kind}`) };
+      })();
+      sessions.set(key, entry);
+    }
+    return entry;
+  };
+
+  return {
+    async run(batch, adapter) {
+      const { built, session } = await sessionFor(batch.objective);
+      const packed = packScoringBatch(batch, settings.model.config.vocabSize, settings.padTokenId ?? 0);
+      const width = Math.max(1, ...packed.completionLengths);
+      const positions = new BigInt64Array(packed.batch * width);
+      const mask = new Float32Array(packed.batch * width);
+      packed.completionLengths.forEach((length, row) => {
+        for (let k = 0; k < length; k++) {
+          positions[row * width + k] = BigInt(packed.promptLengths[row]! - 1 + k);
+          mask[row * width + k] = 1;
+        }
+      });
+      const feeds: Record<string, HostTensor> = {
+        [INPUT_IDS]: packed.inputIds,
+        [ATTENTION_MASK]: packed.attentionMask,
+        [POSITION_IDS]: packed.positionIds,
+        target_ids: packed.targetIds,
+        [COMPLETION_POSITIONS]: { dtype: 'int64', shape: [packed.batch, width], data: positions },
+        [COMPLETION_MASK]: { dtype: 'float32', shape: [packed.batch, width], data: mask },
+        [TOKEN_WEIGHTS]: packRows(batch.tokenWeights, width, 'tokenWeights', packed.completionLengths),
+        ...loraFeeds(settings.lora, adapter),
+      };
+      for (const field of built.perTokenFields) {
+        const rows = batch[field];
+        if (!rows) {
+          throw new AgentFlowError({
+            code: 'INVALID_ARGUMENT',
+            message: `The ${batch.objective.kind} objective needs ${field} in the training batch.`,
+            details: { field },
+          });
+        }
+        feeds[perTokenInputName(field)] = packRows(rows, width, field, packed.completionLengths);
+      }
+      const fetches = [LOSS, ...built.gradients.values(), ...built.metrics.map(metricName)];
+      const outputs = await session.run(feeds, fetches);
+      const gradients = new Map<string, Float32Array>();
+      for (const [input, output] of built.gradients) gradients.set(input, outputs[output]!.data as Float32Array);
+      const stats: PolicyTrainingStats = {
+        loss: (outputs[LOSS]!.data as Float32Array)[0]!,
+        tokens: packed.completionLengths.reduce((sum, length) => sum + length, 0),
+      };
+      for (const metric of built.metrics) stats[metric] = (outputs[metricName(metric)]!.data as Float32Array)[0]!;
+      return { stats, gradients };
+    },
+    async release() {
+      for (const entry of sessions.values()) await (await entry).session.release();
+      sessions.clear();
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import type { GraphBuilder, SymbolicTensor } from '@agentflow/tensor';
+import type { Qwen3Config } from '../config/qwen3-config';
+import { type LinearModule, linearPath, lmHeadName, type ModelWeights } from '../weights/weight-names';
+import { createWeightInitializers, type WeightInitializers } from './graph-weights';
+
+/** The low-rank update of one linear layer: y += scale * (x A^T) B^T. */
+export interface LoraTensors {
+  a: SymbolicTensor; // [rank, in]
+  b: SymbolicTensor; // [out, rank]
+  scale: number;
+}
+
+/** What {@link buildDecoder} adds to a graph. */
+export interface DecoderSettings {
+  /** Adds `past_key.{layer}` / `past_value.{layer}` inputs and `present_*` outputs. */
+  kvCache: boolean;
+  /** LoRA tensors by `linearPath(layer, module)`. */
+  lora?: ReadonlyMap<string, LoraTensors>;
+}
+
+/** The graph inputs and tensors {@link buildDecoder} produced. */
+export interface DecoderTensors {
+  inputIds: SymbolicTensor; // [batch, sequence] int64
+  attentionMask: SymbolicTensor; // [batch, total] int64, total = past + sequence
+  positionIds: SymbolicTensor; // [batch, sequence] int64
+  hidden: SymbolicTensor; // [batch, sequence, hidden] after model.norm
+  presents: { key: SymbolicTensor; value: SymbolicTensor }[]; // [batch, kvHeads, total, headDim]
+  weights: WeightInitializers;
+}
+
+/** Graph input names, shared by every graph this package builds. */
+export const INPUT_IDS = 'input_ids';
+export const ATTENTION_MASK = 'attention_mask';
+export const POSITION_IDS = 'position_ids';
+export const pastKeyName = (layer: number) => `past_key.${layer}`;
+export const pastValueName = (layer: number) => `past_value.${layer}`;
+export const presentKeyName = (layer: number) => `present_key.${layer}`;
+export const presentValueName = (layer: number) => `present_value.${layer}`;
+
+// A large finite negative instead of -inf, so fully masked rows (left padding) give a uniform
+// softmax instead of NaN, and no NaN reaches the gradients.
+const MASKED_SCORE = -1e9;
+
+/** HF Qwen3RMSNorm over the last axis: x * rsqrt(mean(x^2) + eps) * weight. */
+function rmsNorm(graph: GraphBuilder, x: SymbolicTensor, weight: SymbolicTensor, eps: number): SymbolicTensor {
+  const variance = graph.reduceMean(graph.mul(x, x), [-1], true);
+  return graph.mul(graph.mul(x, graph.reciprocal(graph.sqrt(graph.add(variance, eps)))), weight);
+}
+
+/** rotate_half: cat(-x2, x1) over the last axis. */
+function rotateHalf(graph: GraphBuilder, x: SymbolicTensor, headDim: number): SymbolicTensor {
+  const [first, second] = graph.split(x, [headDim / 2, headDim / 2], -1) as [SymbolicTensor, SymbolicTensor];
+  return graph.concat([graph.neg(second), first], -1);
+}
+
+/**
+ * The Qwen3 decoder (embedding, layers, final norm) with Hugging Face's semantics, as ONNX nodes.
+ * Masking is general: key j is visible to query i when attention_mask[b, j] = 1 and
+ * j <= past + i, so left padding (generation) and right padding (scoring) both work.
+ */
+export function buildDecoder(
+  graph: GraphBuilder,
+  config: Qwen3Config,
+  modelWeights: ModelWeights,
+  settings: DecoderSettings,
+): DecoderTensors {
+  const { headDim, numAttentionHeads, numKeyValueHeads, rmsNormEps } = config;
+  const groups = numAttentionHeads / numKeyValueHeads;
+  const weights = createWeightInitializers(graph, modelWeights);
+  const inputIds = graph.input(INPUT_IDS, 'int64', ['batch', 'sequence']);
+  const attentionMask = graph.input(ATTENTION_MASK, 'int64', ['batch', 'total']);
+  const positionIds = graph.input(POSITION_IDS, 'int64', ['batch', 'sequence']);
+
+  // RoPE tables: angle[b, s, i] = position * theta^(-2i/d), repeated over both halves.
+  const inverseFrequency = new Float32Array(headDim / 2).map((_, index) => 1 / config.ropeTheta ** ((2 * index) / headDim));
+  const frequencies = graph.constant({ dtype: 'float32', shape: [headDim / 2], data: inverseFrequency });
+  const positions = graph.unsqueeze(graph.cast(positionIds, 'float32'), [2]); // [batch, sequence, 1]
+  const angles = graph.mul(positions, frequencies); // [batch, sequence, headDim/2]
+  const doubled = graph.concat([angles, angles], -1); // [batch, sequence, headDim]
+  const cos = graph.unsqueeze(graph.cos(doubled), [1]); // [batch, 1, sequence, headDim]
+  const sin = graph.unsqueeze(graph.sin(doubled), [1]);
+  const rope = (x: SymbolicTensor) => graph.add(graph.mul(x, cos), graph.mul(rotateHalf(graph, x, headDim), sin));
+
+  // Additive mask [batch, 1, 1, sequence, total]: 0 where visible, MASKED_SCORE elsewhere.
+  const total = graph.reshape(graph.shape(attentionMask, 1, 2), []); // scalar
+  const sequence = graph.reshape(graph.shape(inputIds, 1, 2), []);
+  const keyIndex = graph.range(0, total, 1, 'int64'); // [total]
+  const queryIndex = graph.range(graph.sub(total, sequence), total, 1, 'int64'); // [sequence]
+  const causal = graph.not(graph.greater(graph.unsqueeze(keyIndex, [0]), graph.unsqueeze(queryIndex, [1]))); // [sequence, total]
+  const padding = graph.cast(graph.unsqueeze(attentionMask, [1, 2, 3]), 'bool'); // [batch, 1, 1, 1, total]
+  const visible = graph.cast(graph.and(padding, causal), 'float32');
+  const maskBias = graph.mul(graph.sub(visible, 1), -MASKED_SCORE); // [batch, 1, 1, sequence, total]
+
+  const linear = (x: SymbolicTensor, layer: number, module: LinearModule) => {
+    const path = linearPath(layer, module);
+    let y = graph.matmul(x, weights.transposed(`${path}.weight`));
+    const adapter = settings.lora?.get(path);
+    if (adapter) {
+      const low = graph.matmul(x, graph.transpose(adapter.a)); // [..., rank]
+      y = graph.add(y, graph.mul(graph.matmul(low, graph.transpose(adapter.b)), adapter.scale));
+    }
+    return y;
+  };
+
+  let hidden = graph.gather(weights.plain('model.embed_tokens.weight'), inputIds); // [batch, sequence, hidden]
+  const presents: DecoderTensors['presents'] = [];
+  for (let layer = 0; layer < config.numHiddenLayers; layer++) {
+    const prefix = `model.layers.${layer}`;
+    const x = rmsNorm(graph, hidden, weights.plain(`${prefix}.input_layernorm.weight`), rmsNormEps);
+    const heads = (y: SymbolicTensor, count: number) => graph.transpose(graph.reshape(y, [0, 0, count, headDim]), [0, 2, 1, 3]);
+    const qNorm = weights.plain(`${prefix}.self_attn.q_norm.weight`);
+    const kNorm = weights.plain(`${prefix}.self_attn.k_norm.weight`);
+    const query = rope(heads(rmsNorm(graph, graph.reshape(linear(x, layer, 'q_proj'), [0, 0, numAttentionHeads, headDim]), qNorm, rmsNormEps), numAttentionHeads)); // [batch, heads, sequence, headDim]
+    let key = rope(heads(rmsNorm(graph, graph.reshape(linear(x, layer, 'k_proj'), [0, 0, numKeyValueHeads, headDim]), kNorm, rmsNormEps), numKeyValueHeads)); // [batch, kvHeads, sequence, headDim]
+    let value = heads(linear(x, layer, 'v_proj'), numKeyValueHeads);
+    if (settings.kvCache) {
+      const pastKey = graph.input(pastKeyName(layer), 'float32', ['batch', numKeyValueHeads, 'past', headDim]);
+      const pastValue = graph.input(pastValueName(layer), 'float32', ['batch', numKeyValueHeads, 'past', headDim]);
+      key = graph.concat([pastKey, key], 2); // [batch, kvHeads, total, headDim]
+      value = graph.concat([pastValue, value], 2);
+    }
+    presents.push({ key, value });
+    // Grouped-query attention without copying keys: [batch, kvHeads, groups, sequence, headDim].
+    const groupedQuery = graph.reshape(query, [0, numKeyValueHeads, groups, -1, headDim]);
+    const scores = graph.matmul(groupedQuery, graph.transpose(graph.unsqueeze(key, [2]), [0, 1, 2, 4, 3])); // [batch, kvHeads, groups, sequence, total]
+    const probabilities = graph.softmax(graph.add(graph.mul(scores, headDim ** -0.5), maskBias), -1);
+    const attended = graph.matmul(probabilities, graph.unsqueeze(value, [2])); // [batch, kvHeads, groups, sequence, headDim]
+    const merged = graph.reshape(
+      graph.transpose(graph.reshape(attended, [0, numAttentionHeads, -1, headDim]), [0, 2, 1, 3]),
+      [0, 0, numAttentionHeads * headDim],
+    ); // [batch, sequence, heads * headDim]
+    hidden = graph.add(hidden, linear(merged, layer, 'o_proj'));
+    const y = rmsNorm(graph, hidden, weights.plain(`${prefix}.post_attention_layernorm.weight`), rmsNormEps);
+    const gate = linear(y, layer, 'gate_proj');
+    const activated = graph.mul(graph.mul(gate, graph.sigmoid(gate)), linear(y, layer, 'up_proj')); // SiLU(gate) * up
+    hidden = graph.add(hidden, linear(activated, layer, 'down_proj'));
+  }
+  hidden = rmsNorm(graph, hidden, weights.plain('model.norm.weight'), rmsNormEps);
+  return { inputIds, attentionMask, positionIds, hidden, presents, weights };
+}
+
+/** logits = hidden @ W_head^T: [..., hidden] -> [..., vocab]. */
+export function lmHead(graph: GraphBuilder, config: Qwen3Config, decoder: DecoderTensors): (hidden: SymbolicTensor) => SymbolicTensor {
+  const head = decoder.weights.transposed(lmHeadName(config)); // [hidden, vocab]
+  return (hidden) => graph.matmul(hidden, head);
+}

@@ -1,0 +1,139 @@
+import type { PolicyObjective, PolicyTrainingBatch } from '@agentflow/core';
+import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
+import type { Qwen3Model } from '../weights/random-model';
+import { buildDecoder, lmHead } from './decoder-graph';
+import { declareLoraInputs, type LoraLayout, loraInputName } from './lora-inputs';
+
+/** Per-token fields of a training batch that an objective may read, aligned with completionIds. */
+export type PerTokenField = 'advantages' | 'oldLogprobs' | 'referenceLogprobs';
+
+/** Scalar statistics an objective may report (see core's PolicyTrainingStats). */
+export type ObjectiveMetric = 'clipFraction' | 'approxKl' | 'entropy';
+
+/** What the training graph hands an objective; every per-token tensor is [batch, completion]. */
+export interface ObjectiveTensors {
+  /** log p(completion token) under the current policy. */
+  logprobs: SymbolicTensor;
+  /** 1 on real completion tokens, 0 on padding. */
+  mask: SymbolicTensor;
+  /** The batch's `tokenWeights` (0 on padding): loss = sum(weight * term) keeps micro-batches additive. */
+  tokenWeights: SymbolicTensor;
+  /** Entropy of the next-token distribution at each completion token (built on first use). */
+  entropy(): SymbolicTensor;
+  /** Declares a float input fed from that field of the training batch (an error when the batch lacks it). */
+  perToken(field: PerTokenField): SymbolicTensor;
+}
+
+/** The objective's scalar loss and optional scalar metrics. */
+export interface ObjectiveOutputs {
+  loss: SymbolicTensor;
+  metrics?: Partial<Record<ObjectiveMetric, SymbolicTensor>>;
+}
+
+/**
+ * Builds the loss of one objective into the training graph. `@agentflow/dapo` supplies the
+ * clipped surrogate this way; this package has 'nll' built in.
+ */
+export type PolicyObjectiveBuilder = (graph: GraphBuilder, tensors: ObjectiveTensors, objective: PolicyObjective) => ObjectiveOutputs;
+
+/** Weighted negative log-likelihood: loss = -sum(tokenWeights * logprobs). */
+export const nllObjective: PolicyObjectiveBuilder = (graph, tensors) => ({
+  loss: graph.neg(graph.reduceSum(graph.mul(graph.mul(tensors.tokenWeights, tensors.mask), tensors.logprobs), [0, 1])),
+});
+
+/** Graph names of the training graph's inputs and outputs. */
+export const COMPLETION_POSITIONS = 'completion_positions';
+export const COMPLETION_MASK = 'completion_mask';
+export const TOKEN_WEIGHTS = 'token_weights';
+export const LOSS = 'loss';
+export const perTokenInputName = (field: PerTokenField) => `batch.${field}`;
+export const gradientName = (input: string) => `grad.${input}`;
+export const metricName = (metric: ObjectiveMetric) => `metric.${metric}`;
+
+/** A built training graph and what its session is fed and fetched. */
+export interface PolicyTrainingGraph {
+  graph: GraphBuilder;
+  /** Per-token batch fields the objective declared. */
+  perTokenFields: PerTokenField[];
+  /** Gradient output name by LoRA input name. */
+  gradients: Map<string, string>;
+  metrics: ObjectiveMetric[];
+}
+
+/**
+ * The training graph: the decoder with LoRA inputs, completion log-probs gathered to
+ * [batch, completion], the objective's loss, and the gradients of the loss with respect to every
+ * LoRA matrix (reverse mode, in the same graph). Scoring inputs are those of the inference graph
+ * without a cache, plus `completion_positions` (int64 [batch, completion]: where each completion
+ * token is predicted), `completion_mask` and `token_weights`.
+ */
+export function buildPolicyTrainingGraph(
+  model: Qwen3Model,
+  lora: LoraLayout,
+  objectiveBuilder: PolicyObjectiveBuilder,
+  objective: PolicyObjective,
+): PolicyTrainingGraph {
+  const graph = createGraphBuilder({ name: 'qwen3-policy-training' });
+  const loraTensors = declareLoraInputs(graph, lora);
+  const decoder = buildDecoder(graph, model.config, model.weights, { kvCache: false, lora: loraTensors });
+  const targets = graph.input('target_ids', 'int64', ['batch', 'sequence']);
+  const positions = graph.input(COMPLETION_POSITIONS, 'int64', ['batch', 'completion']);
+  const mask = graph.input(COMPLETION_MASK, 'float32', ['batch', 'completion']);
+  const tokenWeights = graph.input(TOKEN_WEIGHTS, 'float32', ['batch', 'completion']);
+  const logSoftmax = graph.logSoftmax(lmHead(graph, model.config, decoder)(decoder.hidden), -1); // [batch, sequence, vocab]
+  const picked = graph.squeeze(graph.gatherElements(logSoftmax, graph.unsqueeze(targets, [2]), 2), [2]); // [batch, sequence]
+  const logprobs = graph.gatherElements(picked, positions, 1); // [batch, completion]
+  let entropy: SymbolicTensor | undefined;
+  const perTokenFields: PerTokenField[] = [];
+  const declared = new Map<PerTokenField, SymbolicTensor>();
+  const outputs = objectiveBuilder(
+    graph,
+    {
+      logprobs,
+      mask,
+      tokenWeights,
+      entropy() {
+        if (!entropy) {
+          const full = graph.neg(graph.reduceSum(graph.mul(graph.exp(logSoftmax), logSoftmax), [-1])); // [batch, sequence]
+          entropy = graph.gatherElements(full, positions, 1);
+        }
+        return entropy;
+      },
+      perToken(field) {
+        let tensor = declared.get(field);
+        if (!tensor) {
+          tensor = graph.input(perTokenInputName(field), 'float32', ['batch', 'completion']);
+          declared.set(field, tensor);
+          perTokenFields.push(field);
+        }
+        return tensor;
+      },
+    },
+    objective,
+  );
+  graph.output(outputs.loss, LOSS);
+  const wrt = [...loraTensors.entries()].flatMap(([path, tensors]) => [
+    [loraInputName(path, 'A'), tensors.a] as const,
+    [loraInputName(path, 'B'), tensors.b] as const,
+  ]);
+  const gradientTensors = graph.gradients(
+    outputs.loss,
+    wrt.map(([, tensor]) => tensor),
+  );
+  const gradients = new Map<string, string>();
+  wrt.forEach(([name], index) => {
+    graph.output(gradientTensors[index]!, gradientName(name));
+    gradients.set(name, gradientName(name));
+  });
+  const metrics: ObjectiveMetric[] = [];
+  for (const [metric, tensor] of Object.entries(outputs.metrics ?? {}) as [ObjectiveMetric, SymbolicTensor][]) {
+    graph.output(tensor, metricName(metric));
+    metrics.push(metric);
+  }
+  return { graph, perTokenFields, gradients, metrics };
+}
+
+/** The batch's per-token rows of `field`, or undefined. */
+export function perTokenRows(batch: PolicyTrainingBatch, field: PerTokenField): number[][] | undefined {
+  return batch[field];
+}
