@@ -13,10 +13,14 @@ export { getModelPreset, MODEL_PRESETS, type ModelPresetName } from './config/pr
 export {
   BYTE_LEVEL_SPECIAL_TOKENS,
   CHATML_TEMPLATE,
+  byteLevelVocabSize,
   createByteLevelTokenizerFiles,
+  type ByteLevelTokenizerSettings,
   writeTokenizerFiles,
   type TokenizerFiles,
 } from './tokenizer/byte-level-tokenizer';
+/** Learns byte-level BPE merges from sample texts, for small models of a narrow domain. */
+export { trainByteLevelBpe, type TrainByteLevelBpeSettings } from './tokenizer/train-byte-level-bpe';
 /** Offline tokenizer loading through @huggingface/transformers. */
 export { loadTokenizer, type ChatTokenizer, type ModelTokenizer } from './tokenizer/load-tokenizer';
 /** Weight names, shapes and containers (HF naming). */

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AgentFlowError } from '@agentflow/core';
 import { byteToUnicodeTable } from './byte-to-unicode';
 
 /** Special tokens of the byte-level tokenizer, in id order after the 256 bytes (Qwen's names). */
@@ -18,15 +19,37 @@ export interface TokenizerFiles {
   tokenizerConfig: Record<string, unknown>;
 }
 
+export interface ByteLevelTokenizerSettings {
+  /**
+   * BPE merges in rank order (`"left right"`), e.g. from {@link trainByteLevelBpe}. Merged
+   * tokens get ids after the specials (259, 260, ...). Default none: one token per byte.
+   */
+  merges?: readonly string[];
+}
+
 /**
- * A byte-level BPE tokenizer with no merges: token id = byte value for the 256 bytes, then the
- * ChatML specials. Any text round-trips, and `AutoTokenizer` loads it like Qwen's own.
+ * A byte-level BPE tokenizer: token id = byte value for the 256 bytes, then the ChatML
+ * specials, then one token per merge. Any text round-trips, and `AutoTokenizer` loads it like
+ * Qwen's own.
  */
-export function createByteLevelTokenizerFiles(): TokenizerFiles {
+export function createByteLevelTokenizerFiles(settings: ByteLevelTokenizerSettings = {}): TokenizerFiles {
   const table = byteToUnicodeTable();
   const vocab: Record<string, number> = {};
   table.forEach((character, byte) => {
     vocab[character] = byte;
+  });
+  const merges = [...(settings.merges ?? [])];
+  // Two merges may spell the same token ("ab c", "a bc"): it keeps its first id, so ids stay dense.
+  let nextId = 256 + BYTE_LEVEL_SPECIAL_TOKENS.length;
+  merges.forEach((merge, index) => {
+    const [left, right] = merge.split(' ');
+    if (left === undefined || right === undefined || !(left in vocab) || !(right in vocab)) {
+      throw new AgentFlowError({
+        code: 'INVALID_ARGUMENT',
+        message: `Merge ${index} ${JSON.stringify(merge)} must join two tokens defined before it.`,
+      });
+    }
+    if (!(left + right in vocab)) vocab[left + right] = nextId++;
   });
   const addedTokens = BYTE_LEVEL_SPECIAL_TOKENS.map((content, index) => ({
     id: 256 + index,
@@ -57,7 +80,7 @@ export function createByteLevelTokenizerFiles(): TokenizerFiles {
       byte_fallback: false,
       ignore_merges: false,
       vocab,
-      merges: [],
+      merges,
     },
   };
   const tokenizerConfig = {
@@ -81,6 +104,12 @@ export function createByteLevelTokenizerFiles(): TokenizerFiles {
     ),
   };
   return { tokenizerJson, tokenizerConfig };
+}
+
+/** Ids of a byte-level tokenizer with these merges: 256 bytes, the specials, one per distinct merged token. */
+export function byteLevelVocabSize(merges: readonly string[] = []): number {
+  const vocab = (createByteLevelTokenizerFiles({ merges }).tokenizerJson.model as { vocab: Record<string, number> }).vocab;
+  return Object.keys(vocab).length + BYTE_LEVEL_SPECIAL_TOKENS.length;
 }
 
 /** Writes `tokenizer.json` and `tokenizer_config.json` into `dir` (created if needed). */

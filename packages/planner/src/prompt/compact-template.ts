@@ -6,6 +6,8 @@ export interface CompactPromptTemplateSettings {
   maxPromptChars?: number;
   /** Cap on the question; a longer one is cut in the middle (default 160). */
   maxQuestionChars?: number;
+  /** Cap on each step's tool output in the memory lines (default: the memory's own, 60). */
+  maxOutputChars?: number;
 }
 
 function cutMiddle(text: string, maxChars: number): string {
@@ -38,7 +40,12 @@ export function createCompactPromptTemplate(settings: CompactPromptTemplateSetti
       ].join('\n');
       const tail = 'JSON:';
       const room = maxPromptChars - head.length - tail.length - 2;
-      const memory = room > 0 ? context.memory.render({ budgetChars: room, style: 'compact', emptyText: '' }) : '';
+      const memory = room > 0 ? context.memory.render({
+              budgetChars: room,
+              style: 'compact',
+              emptyText: '',
+              ...(settings.maxOutputChars === undefined ? {} : { maxOutputChars: settings.maxOutputChars }),
+            }) : '';
       const lines = memory ? [head, memory, tail] : [head, tail];
       return [{ role: 'user', content: cutMiddle(lines.join('\n'), maxPromptChars) }];
     },

@@ -6,7 +6,7 @@ import type { ToolCatalogueEntry } from '../catalogue/tool-catalogue';
  * `@agentflow/memory`'s in-task memory satisfies it; the planner does not depend on it.
  */
 export interface PlannerMemoryView {
-  render(settings: { budgetChars: number; style: 'full' | 'compact'; emptyText?: string }): string;
+  render(settings: { budgetChars: number; style: 'full' | 'compact'; emptyText?: string; maxOutputChars?: number }): string;
 }
 
 /** Everything a template may put in the prompt of one step. */

@@ -1,0 +1,72 @@
+import { AgentFlowError } from '@agentflow/core';
+import { byteToUnicodeTable } from './byte-to-unicode';
+
+export interface TrainByteLevelBpeSettings {
+  /** Merges to learn at most; each adds one token to the vocabulary. */
+  merges: number;
+  /** Stop early when the most frequent pair occurs fewer times than this (default 2). */
+  minFrequency?: number;
+}
+
+/**
+ * Learns byte-level BPE merges (Sennrich et al. 2016, over GPT-2's byte alphabet) from
+ * sample texts: repeatedly merge the most frequent adjacent pair of symbols, ties broken by
+ * the pair's text so the result is deterministic. Returns merges in rank order as
+ * `"left right"` strings, the form `tokenizer.json` stores. Texts are not split into words
+ * first (the tokenizer uses no pre-tokenizer regex), so a merge may span a space or a quote:
+ * `{"query":"` can become one token, which is what a tiny model wants of its JSON.
+ */
+export function trainByteLevelBpe(texts: readonly string[], settings: TrainByteLevelBpeSettings): string[] {
+  if (!Number.isInteger(settings.merges) || settings.merges < 0) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `trainByteLevelBpe: merges must be a non-negative integer, got ${settings.merges}.`,
+    });
+  }
+  const minFrequency = settings.minFrequency ?? 2;
+  const table = byteToUnicodeTable();
+  const encoder = new TextEncoder();
+  // Identical texts (the same prompt line in many tasks) are counted once with a weight.
+  const weights = new Map<string, number>();
+  for (const text of texts) weights.set(text, (weights.get(text) ?? 0) + 1);
+  const sequences: Array<{ symbols: string[]; weight: number }> = [...weights].map(([text, weight]) => ({
+    symbols: Array.from(encoder.encode(text), (byte) => table[byte] as string),
+    weight,
+  }));
+  const merges: string[] = [];
+  while (merges.length < settings.merges) {
+    const counts = new Map<string, number>();
+    for (const { symbols, weight } of sequences) {
+      for (let i = 0; i + 1 < symbols.length; i++) {
+        const key = `${symbols[i]} ${symbols[i + 1]}`;
+        counts.set(key, (counts.get(key) ?? 0) + weight);
+      }
+    }
+    let best: string | undefined;
+    let bestCount = 0;
+    for (const [key, count] of counts) {
+      if (count > bestCount || (count === bestCount && best !== undefined && key < best)) {
+        best = key;
+        bestCount = count;
+      }
+    }
+    if (best === undefined || bestCount < minFrequency) break;
+    merges.push(best);
+    const [left, right] = best.split(' ') as [string, string];
+    const merged = left + right;
+    for (const sequence of sequences) {
+      const out: string[] = [];
+      const { symbols } = sequence;
+      for (let i = 0; i < symbols.length; i++) {
+        if (i + 1 < symbols.length && symbols[i] === left && symbols[i + 1] === right) {
+          out.push(merged);
+          i++;
+        } else {
+          out.push(symbols[i] as string);
+        }
+      }
+      sequence.symbols = out;
+    }
+  }
+  return merges;
+}
