@@ -51,6 +51,8 @@ export type {
   TensorSession,
 } from './runtime/runtime-types';
 export { createRuntime } from './runtime/runtime';
+/** Where onnxruntime-node keeps its CUDA provider library; undefined on a CPU-only install. */
+export { findCudaProviderLibrary } from './runtime/cuda-provider';
 export type {
   AdamW,
   AdamWSettings,

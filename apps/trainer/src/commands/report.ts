@@ -1,17 +1,22 @@
-import { loadConfig } from '../config/load-config';
-import { runConfigSchema } from '../config/schema';
+import { join } from 'node:path';
+import { AgentFlowError } from '@agentflow/core';
+import { writeRunReport } from '../report/write-run-report';
 import type { RegisterCommand } from './command-context';
-import { notImplemented } from './not-implemented';
 
-export const registerReportCommand: RegisterCommand = (program) => {
+export const registerReportCommand: RegisterCommand = (program, context) => {
   program
     .command('report')
-    .description('Write report.html for one run, or compare two.')
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .option('--config <file>', 'YAML or JSON config')
-    .action((options: { config?: string }) => {
-      if (options.config) loadConfig(options.config, runConfigSchema);
-      notImplemented('report', 10);
+    .description('Write report.html for one run, or draw several runs on the same axes (--compare).')
+    .argument('[run]', 'a run directory')
+    .option('--compare <runs...>', 'run directories to compare, e.g. a process-credit and an outcome-credit run')
+    .option('--out <file>', 'where to write the page (default: RUN/report.html, or compare.html)')
+    .action((run: string | undefined, options: { compare?: string[]; out?: string }) => {
+      const dirs = options.compare ?? (run ? [run] : []);
+      if (dirs.length === 0) {
+        throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: 'report needs a run directory, or --compare RUN_A RUN_B.' });
+      }
+      const out = options.out ?? (dirs.length === 1 ? join(dirs[0] as string, 'report.html') : 'compare.html');
+      writeRunReport(dirs, out);
+      context.stdout(`Wrote ${out}\n`);
     });
 };

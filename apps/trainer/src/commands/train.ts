@@ -1,17 +1,16 @@
-import { loadConfig } from '../config/load-config';
-import { runConfigSchema } from '../config/schema';
 import type { RegisterCommand } from './command-context';
-import { notImplemented } from './not-implemented';
+import { runPipelineCommand } from './run';
 
-export const registerTrainCommand: RegisterCommand = (program) => {
+/** One stage of the pipeline in an existing run directory; earlier stages must be done. */
+export const registerTrainCommand: RegisterCommand = (program, context) => {
   program
     .command('train')
-    .description('Train the planner with DAPO and step-level credit.')
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .option('--config <file>', 'YAML or JSON config')
-    .action((options: { config?: string }) => {
-      if (options.config) loadConfig(options.config, runConfigSchema);
-      notImplemented('train', 8);
+    .description('Train the planner with DAPO and step-level credit (a stage of `agentflow run`).')
+    .requiredOption('--resume <dir>', 'the run directory (created by `agentflow run`)')
+    .option('--quiet', 'print warnings and errors only')
+    .option('--json', 'print progress as JSON lines on stdout')
+    .action(async (options: { resume: string; quiet?: boolean; json?: boolean }) => {
+      const root = await runPipelineCommand(options, context, new Set(['train']));
+      context.stdout(`Done: ${root}\n`);
     });
 };

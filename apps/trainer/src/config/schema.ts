@@ -46,7 +46,7 @@ export const runConfigSchema = z
   .object({
     name: z.string().min(1).default('agentflow-default').describe('Name of the run, used in reports.'),
     seed: z.number().int().default(0).describe('Seed of every random choice in the run.'),
-    out: z.string().default('runs/default').describe('Run directory; every stage appends there.'),
+    out: z.string().optional().describe('Run directory; every stage appends there (default runs/<date-time>).'),
     device: z.enum(['auto', 'cuda', 'cpu']).default('auto').describe('ONNX Runtime execution provider.'),
     task: z
       .discriminatedUnion('kind', [
@@ -54,8 +54,10 @@ export const runConfigSchema = z
           .object({
             kind: z.literal('world'),
             seed: z.number().int().default(7).describe('Seed of the generated task world.'),
+            entities: z.number().int().positive().default(48).describe('Entities in the world corpus.'),
             trainTasks: z.number().int().positive().default(160),
-            testTasks: z.number().int().positive().default(80),
+            testTasks: z.number().int().positive().default(60),
+            levels: z.array(z.number().int().min(1).max(3)).min(1).default([1, 2]).describe('Lookups per question.'),
           })
           .strict(),
         z
@@ -68,34 +70,73 @@ export const runConfigSchema = z
           })
           .strict(),
       ])
-      .default({ kind: 'world', seed: 7, trainTasks: 160, testTasks: 80 })
+      .default({ kind: 'world', seed: 7, entities: 48, trainTasks: 160, testTasks: 60, levels: [1, 2] })
       .describe('Training and held-out tasks.'),
     policy: z
       .object({
         model: modelSource.default({ preset: 'tiny' }),
-        lora: z
+        shape: z
           .object({
-            rank: z.number().int().positive().default(8),
-            alpha: z.number().positive().default(16),
-            targetModules: z.array(z.string()).default(['q_proj', 'k_proj', 'v_proj', 'o_proj']),
+            hiddenSize: z.number().int().positive().default(128),
+            layers: z.number().int().positive().default(3),
+            heads: z.number().int().positive().default(4),
+            keyValueHeads: z.number().int().positive().default(2),
+            intermediateSize: z.number().int().positive().default(256),
+            embeddingStd: z.number().positive().default(0.5).describe('Std of the random embedding table (HF draws 0.02).'),
+            bpeMerges: z.number().int().nonnegative().default(600).describe('Byte-level BPE merges learned from the demonstrations.'),
           })
           .strict()
-          .nullable()
-          .default(null)
-          .describe('LoRA on the planner; null trains every weight (tiny models only).'),
+          .default({ hiddenSize: 128, layers: 3, heads: 4, keyValueHeads: 2, intermediateSize: 256, embeddingStd: 0.5, bpeMerges: 600 })
+          .describe('Shape of the random planner created for the embedded default (preset: tiny).'),
+        lora: z
+          .object({
+            rank: z.number().int().positive().default(32),
+            alpha: z.number().positive().default(64),
+          })
+          .strict()
+          .default({ rank: 32, alpha: 64 })
+          .describe('LoRA on every linear module of the planner (PEFT "all-linear").'),
         temperature: z.number().positive().default(1).describe('Sampling temperature of rollouts and evaluation.'),
-        maxNewTokens: z.number().int().positive().default(96).describe('Token limit of one planner decision.'),
+        maxNewTokens: z.number().int().positive().default(48).describe('Token limit of one planner decision.'),
         maxSteps: z.number().int().positive().default(5).describe('Planner decisions per task at most.'),
       })
       .strict()
-      .default({ model: { preset: 'tiny' }, lora: null, temperature: 1, maxNewTokens: 96, maxSteps: 5 }),
+      .refine((policy) => policy.shape.hiddenSize % policy.shape.heads === 0, {
+        message: 'policy.shape.hiddenSize must be a multiple of policy.shape.heads',
+      })
+      .default({
+        model: { preset: 'tiny' },
+        shape: { hiddenSize: 128, layers: 3, heads: 4, keyValueHeads: 2, intermediateSize: 256, embeddingStd: 0.5, bpeMerges: 600 },
+        lora: { rank: 32, alpha: 64 },
+        temperature: 1,
+        maxNewTokens: 48,
+        maxSteps: 5,
+      }),
+    warmStart: z
+      .object({
+        epochs: z.number().int().nonnegative().default(30).describe('Passes over the expert demonstrations (0 skips the warm start).'),
+        learningRate: z.number().positive().default(1e-2),
+        batchSize: z.number().int().positive().default(16),
+      })
+      .strict()
+      .default({ epochs: 30, learningRate: 1e-2, batchSize: 16 }),
     fixedModules: chatEndpoint
       .nullable()
       .default(null)
       .describe('Back end of the fixed verifier and generator; null uses rules and the finish input.'),
+    collect: z
+      .object({ rolloutsPerTask: z.number().int().positive().default(1).describe('Trajectories kept per training task.') })
+      .strict()
+      .default({ rolloutsPerTask: 1 }),
     label: z
       .discriminatedUnion('kind', [
-        z.object({ kind: z.literal('monte-carlo'), samples: z.number().int().positive().default(4) }).strict(),
+        z
+          .object({
+            kind: z.literal('monte-carlo'),
+            samples: z.number().int().positive().default(4).describe('Completions per step (Math-Shepherd uses 8).'),
+            maxTrajectories: z.number().int().positive().default(120).describe('Collected trajectories to label at most.'),
+          })
+          .strict(),
         z
           .object({
             kind: z.literal('judge'),
@@ -103,27 +144,32 @@ export const runConfigSchema = z
           })
           .strict(),
       ])
-      .default({ kind: 'monte-carlo', samples: 4 }),
+      .default({ kind: 'monte-carlo', samples: 4, maxTrajectories: 120 }),
     prm: z
       .object({
         backbone: modelSource.default({ preset: 'tiny' }),
-        epochs: z.number().int().positive().default(30),
-        learningRate: z.number().positive().default(3e-3),
-        validationFraction: z.number().min(0.05).max(0.5).default(0.2),
+        epochs: z.number().int().positive().default(200),
+        patience: z.number().int().positive().default(30),
+        validationFraction: z.number().min(0.05).max(0.5).default(0.25),
       })
       .strict()
-      .default({ backbone: { preset: 'tiny' }, epochs: 30, learningRate: 3e-3, validationFraction: 0.2 }),
+      .default({ backbone: { preset: 'tiny' }, epochs: 200, patience: 30, validationFraction: 0.25 }),
     train: z
       .object({
         credit: z.enum(['process', 'outcome', 'mix']).default('process').describe('Process (PRM), outcome broadcast (Flow-GRPO), or their mix.'),
         steps: z.number().int().positive().default(20),
         groupSize: z.number().int().min(2).default(8).describe('Rollouts per prompt (G).'),
         promptsPerStep: z.number().int().positive().default(4),
-        learningRate: z.number().positive().default(1e-3),
+        learningRate: z.number().positive().default(2e-3),
         evalEvery: z.number().int().positive().default(5),
+        dynamicSampling: z
+          .enum(['refill', 'drop', 'off'])
+          .default('refill')
+          .describe('Groups whose rewards are all equal: refill the batch (DAPO 3.2), drop them, or keep them (GRPO).'),
+        maxRounds: z.number().int().positive().default(6).describe('Generation rounds per step before refill gives up.'),
       })
       .strict()
-      .default({ credit: 'process', steps: 20, groupSize: 8, promptsPerStep: 4, learningRate: 1e-3, evalEvery: 5 }),
+      .default({ credit: 'process', steps: 20, groupSize: 8, promptsPerStep: 4, learningRate: 2e-3, evalEvery: 5, dynamicSampling: 'refill', maxRounds: 6 }),
   })
   .strict();
 

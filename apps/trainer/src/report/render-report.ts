@@ -46,8 +46,9 @@ function accuracyTable(runs: ReportRun[]): string {
 
 function prmTable(runs: ReportRun[]): string {
   const rows = runs.map(({ label, summary: { prm } }) => {
+    if (!prm) return `<tr><td>${escapeXml(label)}</td><td colspan="6">no PRM (outcome credit)</td></tr>`;
     const gain = prm.mse_constant > 0 ? 1 - prm.mse / prm.mse_constant : 0;
-    return `<tr><td>${escapeXml(label)}</td><td>${prm.mse.toFixed(4)}</td><td>${prm.mse_constant.toFixed(4)}</td><td>${percent(gain)}</td><td>${prm.pearson.toFixed(3)}</td><td>${prm.spearman.toFixed(3)}</td><td>${prm.n ?? '-'}</td></tr>`;
+    return `<tr><td>${escapeXml(label)}</td><td>${prm.mse.toFixed(4)}</td><td>${prm.mse_constant.toFixed(4)}</td><td>${percent(gain)}</td><td>${prm.pearson?.toFixed(3) ?? '-'}</td><td>${prm.spearman?.toFixed(3) ?? '-'}</td><td>${prm.n ?? '-'}</td></tr>`;
   });
   return `<table><thead><tr><th>run</th><th>PRM MSE</th><th>constant MSE</th><th>MSE reduction</th><th>Pearson</th><th>Spearman</th><th>held-out steps</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
@@ -74,7 +75,7 @@ export function renderReport(runs: ReportRun[], generatedAt: Date = new Date()):
     renderSvgPlot(
       runs.map((run) => ({
         label: run.label,
-        points: (run.summary.prm.calibration ?? []).map((bin) => [bin.predicted, bin.observed] as [number, number]),
+        points: (run.summary.prm?.calibration ?? []).map((bin) => [bin.predicted, bin.observed] as [number, number]),
       })),
       { title: 'PRM calibration (held-out steps)', xLabel: 'predicted score', yLabel: 'mean label', yRange: [0, 1], scatter: true, diagonal: true },
     ),

@@ -26,14 +26,16 @@ export const runSummarySchema = z.object({
   prm: z.object({
     mse: z.number(),
     mse_constant: z.number().describe('MSE of predicting the mean training label.'),
-    pearson: z.number(),
-    spearman: z.number(),
+    pearson: z.number().nullable().describe('Null when undefined (constant labels or scores).'),
+    spearman: z.number().nullable().describe('Null when undefined (constant labels or scores).'),
     n: z.number().int().nonnegative().optional(),
     calibration: z
       .array(z.object({ predicted: z.number(), observed: z.number(), count: z.number().int() }))
       .optional()
       .describe('Held-out labels binned by predicted score.'),
-  }),
+  })
+    .optional()
+    .describe('The PRM on held-out labels; absent when the run used outcome credit only.'),
   durationSeconds: z.number().nonnegative().optional(),
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;

@@ -31,7 +31,10 @@ export function wilsonInterval(successes: number, total: number, z = Z_95): Prop
   const z2 = z * z;
   const center = (p + z2 / (2 * total)) / (1 + z2 / total);
   const half = (z / (1 + z2 / total)) * Math.sqrt((p * (1 - p)) / total + z2 / (4 * total * total));
-  return { successes, total, estimate: p, lower: Math.max(0, center - half), upper: Math.min(1, center + half) };
+  // At 0/n and n/n the bound is exactly 0 (or 1); the formula leaves rounding noise there.
+  const lower = successes === 0 ? 0 : Math.max(0, center - half);
+  const upper = successes === total ? 1 : Math.min(1, center + half);
+  return { successes, total, estimate: p, lower, upper };
 }
 
 /** Accuracy of a list of verdicts with its 95% Wilson interval. */

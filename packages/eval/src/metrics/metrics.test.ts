@@ -15,6 +15,9 @@ describe('accuracy with a Wilson interval', () => {
     expect(estimate.upper).toBeCloseTo(0.9433, 4);
     // 0 of 30 (AIME-sized): the interval still has width.
     expect(wilsonInterval(0, 30).upper).toBeCloseTo(0.1135, 4);
+    // The bounds at 0/n and n/n are exact, so the estimate always lies inside its interval.
+    expect(wilsonInterval(0, 12).lower).toBe(0);
+    expect(wilsonInterval(12, 12).upper).toBe(1);
     expect(accuracy([true, false, true, true])).toMatchObject({ successes: 3, total: 4, estimate: 0.75 });
   });
 

@@ -1,0 +1,91 @@
+import { existsSync, readdirSync } from 'node:fs';
+import type { RunConfig } from '../config/schema';
+
+export interface DryRunCheck {
+  ok: boolean;
+  what: string;
+  detail: string;
+}
+
+type Fetch = typeof fetch;
+
+function checkModelFolder(what: string, source: RunConfig['policy']['model']): DryRunCheck {
+  if (!('path' in source)) return { ok: true, what, detail: `preset ${source.preset}, created on the first run` };
+  const { path } = source;
+  if (!existsSync(path)) return { ok: false, what, detail: `model folder ${path} does not exist` };
+  const files = readdirSync(path);
+  const missing = ['config.json', 'tokenizer.json', 'tokenizer_config.json'].filter((file) => !files.includes(file));
+  if (!files.some((file) => file.endsWith('.safetensors'))) missing.push('*.safetensors');
+  return missing.length === 0
+    ? { ok: true, what, detail: `${path} has config, weights and tokenizer` }
+    : { ok: false, what, detail: `model folder ${path} lacks ${missing.join(', ')}` };
+}
+
+async function checkEndpoint(what: string, url: string, fetchImpl: Fetch, headers: Record<string, string> = {}): Promise<DryRunCheck> {
+  try {
+    const response = await fetchImpl(url, { headers, signal: AbortSignal.timeout(3000) });
+    return response.ok || response.status === 401
+      ? { ok: true, what, detail: `${url} answered ${response.status}` }
+      : { ok: false, what, detail: `${url} answered HTTP ${response.status}` };
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+    return { ok: false, what, detail: `${url} is unreachable (${cause})` };
+  }
+}
+
+function endpointUrl(endpoint: NonNullable<RunConfig['fixedModules']>): string {
+  return endpoint.kind === 'ollama' ? `${endpoint.url.replace(/\/$/, '')}/api/tags` : `${endpoint.baseUrl.replace(/\/$/, '')}/models`;
+}
+
+/**
+ * What `--dry-run` checks before anything heavy runs: model folders, datasets, endpoints
+ * (each named with what is wrong), and the sandbox of the python tool.
+ */
+export async function dryRunChecks(
+  config: RunConfig,
+  settings: { fetch?: Fetch; env?: NodeJS.ProcessEnv; pythonUnavailable?: () => Promise<string | undefined> } = {},
+): Promise<DryRunCheck[]> {
+  const fetchImpl = settings.fetch ?? fetch;
+  const env = settings.env ?? process.env;
+  const checks: DryRunCheck[] = [checkModelFolder('planner model', config.policy.model), checkModelFolder('PRM backbone', config.prm.backbone)];
+  if (config.task.kind === 'datasets') {
+    for (const [name, source] of [['training data', config.task.train], ['test data', config.task.test]] as const) {
+      checks.push(
+        existsSync(source.path)
+          ? { ok: true, what: name, detail: `${source.path} (${source.format})` }
+          : { ok: false, what: name, detail: `dataset file ${source.path} does not exist` },
+      );
+    }
+  } else {
+    checks.push({ ok: true, what: 'tasks', detail: `generated world: ${config.task.trainTasks} train / ${config.task.testTasks} held-out tasks, seed ${config.task.seed}` });
+  }
+  const endpoints: Array<[string, NonNullable<RunConfig['fixedModules']>]> = [];
+  if (config.fixedModules) endpoints.push(['fixed modules', config.fixedModules]);
+  if (config.label.kind === 'judge') endpoints.push(['step judge', config.label.endpoint]);
+  for (const [what, endpoint] of endpoints) {
+    if (endpoint.kind === 'openai' && !env[endpoint.apiKeyEnv]) {
+      checks.push({ ok: false, what: `${what} API key`, detail: `environment variable ${endpoint.apiKeyEnv} is not set` });
+    }
+    const headers: Record<string, string> =
+      endpoint.kind === 'openai' && env[endpoint.apiKeyEnv] ? { authorization: `Bearer ${env[endpoint.apiKeyEnv]}` } : {};
+    checks.push(await checkEndpoint(`${what} (${endpoint.kind} ${endpoint.model})`, endpointUrl(endpoint), fetchImpl, headers));
+  }
+  if (settings.pythonUnavailable) {
+    const reason = await settings.pythonUnavailable();
+    checks.push(reason ? { ok: false, what: 'python tool', detail: reason } : { ok: true, what: 'python tool', detail: 'bubblewrap sandbox available' });
+  }
+  return checks;
+}
+
+export function formatDryRun(config: RunConfig, checks: readonly DryRunCheck[], stages: readonly string[]): string {
+  const lines = [
+    `Plan for ${config.name} (seed ${config.seed}, device ${config.device}, credit ${config.train.credit}):`,
+    `  stages: ${stages.join(' -> ')}`,
+    `  DAPO: ${config.train.steps} steps x ${config.train.promptsPerStep} prompts x G=${config.train.groupSize}, lr ${config.train.learningRate}`,
+    'Checks:',
+    ...checks.map((check) => `  ${check.ok ? '✔' : '✘'} ${check.what}: ${check.detail}`),
+  ];
+  const failed = checks.filter((check) => !check.ok).length;
+  lines.push(failed === 0 ? 'All checks passed.' : `${failed} check${failed === 1 ? '' : 's'} failed.`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { writeFileAtomic } from '@agentflow/core';
+import { comparePairedRuns } from '@agentflow/eval';
+import type { Stage } from '../../pipeline/run-stages';
+import { writeRunReport } from '../../report/write-run-report';
+import { type RunSummary, runSummarySchema } from '../../report/run-summary';
+import type { WorldEvaluation } from '../world-evaluation';
+import type { WorldContext } from '../world-context';
+import type { PrmStageResult } from './train-prm';
+
+/** Writes `summary.json` and `report.html` from what the earlier stages recorded. */
+export const reportStage: Stage<WorldContext> = {
+  name: 'report',
+  async run(context) {
+    const { run, config } = context;
+    const before = run.stageResult<WorldEvaluation>('eval-before');
+    const after = run.stageResult<WorldEvaluation>('eval-after');
+    const prm = run.stageResult<PrmStageResult>('train-prm');
+    if (!before || !after) throw new Error('report needs the eval-before and eval-after stages');
+    const paired = comparePairedRuns(before.correct, after.correct, { resamples: 2000 });
+    const started = Date.parse(run.readState().createdAt);
+    const summary: RunSummary = runSummarySchema.parse({
+      name: config.name,
+      credit: config.train.credit,
+      before: before.summary,
+      after: after.summary,
+      paired: { test: 'mcnemar-exact', pValue: paired.mcnemar.pValue, onlyBefore: paired.mcnemar.onlyA, onlyAfter: paired.mcnemar.onlyB },
+      ...(prm
+        ? { prm: { mse: prm.mse, mse_constant: prm.mse_constant, pearson: prm.pearson, spearman: prm.spearman, n: prm.n, calibration: prm.calibration } }
+        : {}),
+      durationSeconds: Number.isFinite(started) ? (Date.now() - started) / 1000 : undefined,
+    });
+    writeFileAtomic(run.paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
+    writeRunReport([run.root], run.paths.report);
+    return { summary: run.paths.summary, report: run.paths.report, delta: summary.after.accuracy - summary.before.accuracy };
+  },
+};
+
+/** Reads a run's summary.json. */
+export function readRunSummary(path: string): RunSummary {
+  return runSummarySchema.parse(JSON.parse(readFileSync(path, 'utf8')));
+}

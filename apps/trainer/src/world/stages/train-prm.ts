@@ -1,0 +1,71 @@
+import { join } from 'node:path';
+import { createRandom, readJsonl } from '@agentflow/core';
+import { createPrm, evaluatePrm, type PrmExample, savePrm, splitByTrajectory } from '@agentflow/prm';
+import type { Stage } from '../../pipeline/run-stages';
+import type { RunSummary } from '../../report/run-summary';
+import type { WorldContext } from '../world-context';
+import { labelsPath } from './label';
+
+export type PrmStageResult = RunSummary['prm'] & { trainExamples: number; bestEpoch: number };
+
+/** Held-out labels binned by predicted score: the PRM calibration plot. */
+function calibration(scores: readonly number[], labels: readonly number[], bins = 5) {
+  const sums = Array.from({ length: bins }, () => ({ predicted: 0, observed: 0, count: 0 }));
+  scores.forEach((score, index) => {
+    const bin = sums[Math.min(bins - 1, Math.floor(score * bins))]!;
+    bin.predicted += score;
+    bin.observed += labels[index] as number;
+    bin.count++;
+  });
+  return sums
+    .filter((bin) => bin.count > 0)
+    .map((bin) => ({ predicted: bin.predicted / bin.count, observed: bin.observed / bin.count, count: bin.count }));
+}
+
+/**
+ * Trains the regression-head PRM on the Monte-Carlo labels of three quarters of the labelled
+ * trajectories and measures it on the rest (split by trajectory, so no trajectory is on both
+ * sides). The backbone is the planner's own random model folder, read frozen; the head learns.
+ */
+export const trainPrmStage: Stage<WorldContext> = {
+  name: 'train-prm',
+  async run(context, emit) {
+    const { config, run } = context;
+    const examples = readJsonl<PrmExample>(labelsPath(context)).filter((example) => example.action !== null);
+    const split = splitByTrajectory(
+      examples.map((example) => example.trajectoryId),
+      config.prm.validationFraction,
+      createRandom(config.seed).fork('prm-split'),
+    );
+    const train = split.train.map((index) => examples[index]!);
+    const heldOut = split.validation.map((index) => examples[index]!);
+    const prm = await createPrm({
+      backbone: { kind: 'folder', path: 'path' in config.prm.backbone ? config.prm.backbone.path : context.policyDir },
+      device: config.device,
+    });
+    const report = await prm.train(train, {
+      epochs: config.prm.epochs,
+      patience: config.prm.patience,
+      seed: config.seed,
+      onEpoch: (epoch) => {
+        run.appendMetrics([{ stage: 'train-prm', step: epoch.epoch, trainLoss: epoch.trainLoss, validationLoss: epoch.validationLoss }]);
+        emit({ type: 'progress', stage: 'train-prm', completed: epoch.epoch, total: config.prm.epochs, metrics: { loss: epoch.trainLoss } });
+      },
+    });
+    const scores = await prm.score(heldOut);
+    const evaluation = evaluatePrm(heldOut, scores, { trainingLabelMean: report.trainingLabelMean });
+    await savePrm(prm, join(run.paths.checkpoints, 'prm'));
+    await prm.release();
+    const result: PrmStageResult = {
+      mse: evaluation.mse,
+      mse_constant: evaluation.constantPredictorMse,
+      pearson: Number.isFinite(evaluation.pearson) ? evaluation.pearson : null,
+      spearman: Number.isFinite(evaluation.spearman) ? evaluation.spearman : null,
+      n: heldOut.length,
+      calibration: calibration(scores, heldOut.map((example) => example.label)),
+      trainExamples: train.length,
+      bestEpoch: report.bestEpoch,
+    };
+    return result;
+  },
+};

@@ -1,0 +1,109 @@
+import { cpSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { assertNever, createRandom, type StepScorer } from '@agentflow/core';
+import { createDapoTrainer, type DapoConfigInput } from '@agentflow/dapo';
+import type { TaskWorldTask } from '@agentflow/eval';
+import { createPrmScorer, loadPrm } from '@agentflow/prm';
+import type { RunConfig } from '../../config/schema';
+import type { Stage } from '../../pipeline/run-stages';
+import { runWorldAgent } from '../world-agent';
+import { evaluateWorldPolicy } from '../world-evaluation';
+import { POLICY_CHECKPOINTS, type WorldContext } from '../world-context';
+import { openWorldPolicy } from '../world-policy';
+
+/** The credit of the config as DAPO's step-credit setting. */
+function creditOf(credit: RunConfig['train']['credit']): DapoConfigInput['credit'] {
+  switch (credit) {
+    case 'outcome':
+      return { kind: 'outcome' };
+    case 'process':
+      return { kind: 'process-sum' };
+    case 'mix':
+      return { kind: 'mix', lambda: 1, process: { kind: 'process-sum' } };
+    default:
+      return assertNever(credit, 'credit');
+  }
+}
+
+/**
+ * DAPO on the warm-started planner: G rollouts per training task, outcome reward from the
+ * world's checker, step credit from the PRM (or the outcome broadcast with `--credit
+ * outcome`), checkpoints every step, held-out accuracy every `evalEvery` steps.
+ */
+export const trainStage: Stage<WorldContext> = {
+  name: 'train',
+  async run(context, emit) {
+    const { config, run, world } = context;
+    const train = config.train;
+    const dapoDir = run.checkpoint(POLICY_CHECKPOINTS.dapo);
+    const policy = await openWorldPolicy(context.policyDir, config.policy, {
+      seed: config.seed,
+      device: config.device,
+      checkpoint: join(run.paths.checkpoints, POLICY_CHECKPOINTS.warm),
+    });
+    let stepScorer: StepScorer | undefined;
+    if (train.credit !== 'outcome') stepScorer = createPrmScorer(await loadPrm(join(run.paths.checkpoints, 'prm'), { device: config.device }));
+    const agent = {
+      model: policy.languageModel,
+      tools: context.tools.tools,
+      maxSteps: config.policy.maxSteps,
+      maxTokens: config.policy.maxNewTokens,
+      temperature: config.policy.temperature,
+    };
+    const evaluationTasks = world.split('test').slice(0, Math.min(40, config.task.kind === 'world' ? config.task.testTasks : 40));
+    let rolloutCounter = 0;
+    const trainer = createDapoTrainer<TaskWorldTask>({
+      config: {
+        groupSize: train.groupSize,
+        promptsPerBatch: train.promptsPerStep,
+        promptsPerMiniBatch: train.promptsPerStep,
+        learningRate: train.learningRate,
+        totalSteps: train.steps,
+        evaluateEvery: train.evalEvery,
+        checkpointEvery: 1,
+        credit: creditOf(train.credit),
+        dynamicSampling: train.dynamicSampling === 'refill' ? { kind: 'refill', maxRounds: train.maxRounds } : { kind: train.dynamicSampling },
+        overlong: { enabled: false },
+      },
+      policy: policy.policy,
+      prompts: world.split('train'),
+      sampleRollouts: (task, count, random) =>
+        Promise.all(
+          Array.from({ length: count }, () =>
+            runWorldAgent(task.question, agent, {
+              taskId: task.id,
+              trajectoryId: `train-${task.id}-${rolloutCounter++}`,
+              seed: random.nextUint32(),
+            }),
+          ),
+        ),
+      scoreOutcome: (task, trajectory) => {
+        const correct = world.checkAnswer(task.id, trajectory.answer);
+        return { reward: correct ? 1 : 0, correct };
+      },
+      ...(stepScorer ? { stepScorer } : {}),
+      random: createRandom(config.seed).fork('dapo'),
+      checkpointDir: dapoDir,
+      evaluate: async (step) => {
+        const evaluation = await evaluateWorldPolicy(context, policy.languageModel, { tasks: evaluationTasks, idPrefix: `train-eval-${step}` });
+        run.appendMetrics([{ stage: 'eval', step, accuracy: evaluation.summary.accuracy }]);
+        return { heldOutAccuracy: evaluation.summary.accuracy };
+      },
+      onMetrics: (metrics) => {
+        const { evaluation: _evaluation, ...numbers } = metrics;
+        const row: Record<string, number> = {};
+        for (const [key, value] of Object.entries(numbers)) if (typeof value === 'number') row[key] = value;
+        run.appendMetrics([{ ...row, stage: 'train', step: metrics.step }]);
+        emit({ type: 'progress', stage: 'train', completed: metrics.step, total: train.steps, metrics: { reward: metrics.reward, accuracy: metrics.accuracy } });
+      },
+    });
+    const resumedAt = await trainer.resume();
+    emit({ type: 'progress', stage: 'train', completed: resumedAt ?? 0, total: train.steps });
+    await trainer.run();
+    const final = run.checkpoint(POLICY_CHECKPOINTS.final);
+    await policy.policy.save(final);
+    await policy.policy.release();
+    if (!existsSync(join(final, 'adapter_config.json'))) cpSync(join(run.paths.checkpoints, POLICY_CHECKPOINTS.warm), final, { recursive: true });
+    return { steps: trainer.step, resumedAt };
+  },
+};

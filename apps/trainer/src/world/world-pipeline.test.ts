@@ -1,0 +1,114 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readJsonl, type Trajectory } from '@agentflow/core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openRunDirectory } from '../pipeline/run-directory';
+import { runSummarySchema } from '../report/run-summary';
+
+const cli = join(__dirname, '..', '..', 'dist', 'cli.js');
+const config = join(__dirname, '__fixtures__', 'short-run.yaml');
+
+function agentflow(...args: string[]) {
+  return spawnSync('node', [cli, ...args], { encoding: 'utf8', timeout: 240_000 });
+}
+
+const stateOf = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { stages: Record<string, { finishedAt: string }> };
+
+describe('agentflow run (shortened embedded default)', () => {
+  beforeAll(() => {
+    if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`pnpm build\` first.`);
+  });
+
+  it('runs every stage and writes the summary, the report and the logs', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'agentflow-run-')), 'run');
+    const result = agentflow('run', '--config', config, '--out', out, '--quiet');
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain(`Report:  ${out}/report.html`);
+    const summary = runSummarySchema.parse(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')));
+    expect(summary.before.total).toBe(12);
+    expect(summary.after.total).toBe(12);
+    for (const phase of [summary.before, summary.after]) {
+      expect(phase.ci95[0]).toBeLessThanOrEqual(phase.accuracy);
+      expect(phase.ci95[1]).toBeGreaterThanOrEqual(phase.accuracy);
+    }
+    expect(summary.prm?.n).toBeGreaterThan(0);
+    expect(Number.isFinite(summary.prm?.mse)).toBe(true);
+    const trajectories = readJsonl<Trajectory>(join(out, 'trajectories.jsonl'));
+    expect(trajectories).toHaveLength(24);
+    const metrics = readJsonl<{ stage: string; step: number }>(join(out, 'metrics.jsonl'));
+    expect(metrics.filter((row) => row.stage === 'train').map((row) => row.step)).toEqual([1, 2]);
+    expect(metrics.filter((row) => row.stage === 'warm-start')).toHaveLength(3);
+    const html = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(html).toContain('before DAPO');
+    expect(html).not.toMatch(/<script/);
+    expect(existsSync(join(out, 'checkpoints', 'policy-final', 'adapter_model.safetensors'))).toBe(true);
+    expect(existsSync(join(out, 'checkpoints', 'prm', 'prm-config.json'))).toBe(true);
+  }, 240_000);
+
+  it('resumes a run killed with SIGKILL without repeating finished work', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'agentflow-resume-')), 'run');
+    const child = spawn('node', [cli, 'run', '--config', config, '--out', out, '--quiet'], { stdio: 'ignore' });
+    // Kill it once the warm start and the first evaluation are done, in the middle of what follows.
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (existsSync(join(out, 'state.json')) && 'eval-before' in stateOf(out).stages) {
+          clearInterval(timer);
+          child.kill('SIGKILL');
+          resolve();
+        }
+      }, 50);
+      child.on('exit', () => {
+        clearInterval(timer);
+        reject(new Error('the run finished before it could be killed'));
+      });
+    });
+    await new Promise((resolve) => child.once('exit', resolve));
+    const before = stateOf(out).stages;
+    expect(before.report).toBeUndefined();
+    const resumed = agentflow('run', '--resume', out, '--quiet');
+    expect(resumed.stderr).toBe('');
+    expect(resumed.status).toBe(0);
+    const after = stateOf(out).stages;
+    // Stages finished before the kill were not run again.
+    for (const [stage, { finishedAt }] of Object.entries(before)) expect(after[stage]?.finishedAt).toBe(finishedAt);
+    expect(Object.keys(after)).toEqual(expect.arrayContaining(['collect', 'label', 'train-prm', 'train', 'eval-after', 'report']));
+    // No trajectory was collected twice.
+    const ids = readJsonl<Trajectory>(join(out, 'trajectories.jsonl')).map((trajectory) => trajectory.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(24);
+    expect(existsSync(join(out, 'summary.json'))).toBe(true);
+  }, 240_000);
+
+  it('refuses to overwrite a run, and to resume a folder that is not one', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'agentflow-exists-')), 'run');
+    openRunDirectory(out);
+    const again = agentflow('run', '--config', config, '--out', out);
+    expect(again.status).toBe(2);
+    expect(again.stderr).toContain(`${out} already holds a run. Continue it with \`agentflow run --resume ${out}\``);
+    const stage = agentflow('collect', '--resume', join(out, 'nothing'));
+    expect(stage.status).toBe(2);
+    expect(stage.stderr).toContain('config.json is missing');
+  });
+});
+
+describe('agentflow run --dry-run', () => {
+  it('names each missing model folder, unreachable endpoint and missing key of the reference config', () => {
+    const reference = join(__dirname, '..', '..', '..', '..', 'configs', 'aime-qwen3-8b.yaml');
+    const result = spawnSync('node', [cli, 'run', '--config', reference, '--dry-run'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, DEEPSEEK_API_KEY: '' },
+    });
+    expect(result.status).toBe(2);
+    expect(result.stdout).toContain('✘ planner model: model folder models/Qwen3-8B does not exist');
+    expect(result.stdout).toContain('✘ PRM backbone: model folder models/Qwen3-0.6B does not exist');
+    expect(result.stdout).toMatch(/✘ fixed modules \(ollama qwen2\.5:7b-instruct\): http:\/\/127\.0\.0\.1:11434\/api\/tags is unreachable/);
+    expect(result.stdout).toContain('✘ step judge API key: environment variable DEEPSEEK_API_KEY is not set');
+    expect(result.stdout).toMatch(/step judge \(openai deepseek-chat\): https:\/\/api\.deepseek\.com\/v1\/models/);
+    expect(result.stderr).toContain('dry run: some checks failed');
+  });
+});
