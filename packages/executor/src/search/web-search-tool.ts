@@ -2,6 +2,7 @@ import type { Tool, ToolContext, ToolResult } from '@agentflow/core';
 import { z } from 'zod';
 import { type FetchFunction, errorMessage, fetchJson } from './fetch-json';
 import { type SearchInput, searchInputSchema } from './search-input';
+import { startToolResult } from './timed-result';
 
 export interface WebSearchToolSettings {
   /** Name of the environment variable holding the Tavily API key. Default `TAVILY_API_KEY`. */
@@ -42,13 +43,7 @@ export function createWebSearchTool(settings: WebSearchToolSettings = {}): Tool<
     description: 'Searches the web (Tavily) and returns the top results with a snippet each, plus a short answer when available.',
     inputSchema: searchInputSchema,
     async execute(input: SearchInput, context: ToolContext): Promise<ToolResult> {
-      const started = performance.now();
-      const done = (output: string, error?: string): ToolResult => ({
-        output,
-        truncated: false,
-        durationMs: performance.now() - started,
-        ...(error === undefined ? {} : { error }),
-      });
+      const done = startToolResult();
       const apiKey = (settings.environment ?? process.env)[apiKeyEnv];
       if (!apiKey) {
         return done('', `web_search is not configured: set the environment variable ${apiKeyEnv} to a Tavily API key (https://tavily.com).`);

@@ -2,6 +2,7 @@ import type { Tool, ToolContext, ToolResult } from '@agentflow/core';
 import { z } from 'zod';
 import { type FetchFunction, errorMessage, fetchJson } from './fetch-json';
 import { type SearchInput, searchInputSchema } from './search-input';
+import { startToolResult } from './timed-result';
 
 export interface WikipediaToolSettings {
   /** The MediaWiki action API endpoint. Default `https://en.wikipedia.org/w/api.php`. */
@@ -43,13 +44,7 @@ export function createWikipediaTool(settings: WikipediaToolSettings = {}): Tool<
     description: 'Searches Wikipedia and returns the introduction of the best matching articles.',
     inputSchema: searchInputSchema,
     async execute(input: SearchInput, context: ToolContext): Promise<ToolResult> {
-      const started = performance.now();
-      const done = (output: string, error?: string): ToolResult => ({
-        output,
-        truncated: false,
-        durationMs: performance.now() - started,
-        ...(error === undefined ? {} : { error }),
-      });
+      const done = startToolResult();
       const k = input.k ?? 3;
       const url = new URL(baseUrl);
       const parameters: Record<string, string> = {

@@ -12,6 +12,7 @@ import { reciprocalRankFusion } from '../reciprocal-rank-fusion';
 import { type SparseVector, encodeBm25Document, encodeBm25Query } from './bm25-sparse-encoder';
 import { toPointId } from './point-id';
 import { type QdrantMemoryStoreSettings, parseQdrantMemoryStoreSettings } from './qdrant-settings';
+import { createClosedGuard } from '../closed-guard';
 
 const DENSE = 'embedding';
 const SPARSE = 'text';
@@ -88,15 +89,8 @@ export async function createQdrantMemoryStore(settings: QdrantMemoryStoreSetting
     }
   });
 
-  let closed = false;
-  const assertOpen = (operation: string): void => {
-    if (closed) {
-      throw new AgentFlowError({
-        code: 'INVALID_ARGUMENT',
-        message: `MemoryStore.${operation} was called after close(); open a new store.`,
-      });
-    }
-  };
+  const guard = createClosedGuard();
+  const assertOpen = guard.assertOpen;
 
   const toRecord = (point: QdrantPoint): MemoryRecord => {
     const payload = point.payload as unknown as StoredPayload;
@@ -216,7 +210,7 @@ export async function createQdrantMemoryStore(settings: QdrantMemoryStoreSetting
       return (await call('count', () => client.count(collection, { exact: true }))).count;
     },
     async close() {
-      closed = true;
+      guard.close();
     },
   };
 }

@@ -14,6 +14,7 @@ import { runMigrations } from './migrations';
 import { createSqliteBm25Search } from './sqlite-bm25-search';
 import { type SqliteMemoryStoreSettings, parseSqliteMemoryStoreSettings } from './sqlite-settings';
 import { createSqliteVectorIndex } from './sqlite-vector-index';
+import { createClosedGuard } from '../closed-guard';
 
 interface RecordRow {
   row_id: number;
@@ -76,16 +77,8 @@ export function createSqliteMemoryStore(settings: SqliteMemoryStoreSettings): Me
     deleteRow: database.prepare(`DELETE FROM memory_records WHERE row_id = ?`),
     count: database.prepare(`SELECT COUNT(*) AS count FROM memory_records`),
   };
-  let closed = false;
-
-  const assertOpen = (operation: string): void => {
-    if (closed) {
-      throw new AgentFlowError({
-        code: 'INVALID_ARGUMENT',
-        message: `MemoryStore.${operation} was called after close(); open a new store.`,
-      });
-    }
-  };
+  const guard = createClosedGuard();
+  const assertOpen = guard.assertOpen;
 
   const removeRow = (row: RecordRow): void => {
     if (row.has_embedding) vectors.delete(row.row_id);
@@ -200,8 +193,8 @@ export function createSqliteMemoryStore(settings: SqliteMemoryStoreSettings): Me
       return (statements.count.get() as { count: number }).count;
     },
     async close() {
-      if (closed) return;
-      closed = true;
+      if (guard.closed) return;
+      guard.close();
       database.close();
     },
   };
