@@ -154,6 +154,15 @@ describe('createPlanner with a tiny local policy and the compact template', () =
     expect(decision.action).toEqual({ thought: '', action: 'finish', action_input: 'Brisk' });
   });
 
+  it('passes the output cap of the compact template to the memory', () => {
+    const { view, calls } = memoryOf(['1. corpus_search {"query":"Riri"} -> Riri has 4 cats, 15 dogs and 3 hens.']);
+    const context = { question: 'q', tools: describeTools(tools), memory: view, stepIndex: 1 };
+    createCompactPromptTemplate({ maxOutputChars: 120 }).render(context);
+    createCompactPromptTemplate().render(context);
+    expect(calls[0]).toMatchObject({ style: 'compact', maxOutputChars: 120 });
+    expect(calls[1]).not.toHaveProperty('maxOutputChars');
+  });
+
   it('uses an injected template verbatim', async () => {
     const policyReply = '{"thought":"t","action":"corpus_search","action_input":{"query":"a"}}';
     const model = {
