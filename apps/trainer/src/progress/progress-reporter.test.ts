@@ -14,7 +14,7 @@ describe('progress reporter', () => {
       { name: 'train', status: 'running', completed: 5, total: 20, startedAt: 0, metrics: { reward: 0.4567 } },
       10_000,
     );
-    expect(line).toBe(`◐ train      [${'█'.repeat(6)}${'░'.repeat(18)}] 5/20 eta 30s 10s  reward 0.457`);
+    expect(line).toBe(`◐ train       [${'█'.repeat(6)}${'░'.repeat(18)}] 5/20 eta 30s 10s  reward 0.457`);
     expect(formatDuration(125_000)).toBe('2m05s');
   });
 
@@ -45,6 +45,6 @@ describe('progress reporter', () => {
   it('marks stages finished in an earlier run as resumed', () => {
     const { reporter, out } = capture('plain');
     reporter.handle({ type: 'stage-end', stage: 'collect' });
-    expect(out[0]).toBe('↷ collect    done earlier (resumed)\n');
+    expect(out[0]).toBe('↷ collect     done earlier (resumed)\n');
   });
 });

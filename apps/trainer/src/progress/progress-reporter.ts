@@ -48,7 +48,7 @@ const formatMetric = (metrics?: Record<string, number>) =>
 /** One line of the task list for a stage. */
 export function renderStageLine(stage: StageState, now: number): string {
   const icon = { pending: '○', running: '◐', done: '✔', skipped: '↷' }[stage.status];
-  const name = stage.name.padEnd(10);
+  const name = stage.name.padEnd(11);
   if (stage.status === 'pending') return `${icon} ${name}`;
   if (stage.status === 'skipped') return `${icon} ${name} done earlier (resumed)`;
   const elapsed = (stage.endedAt ?? now) - (stage.startedAt ?? now);
