@@ -54,10 +54,11 @@ export const runConfigSchema = z
           .object({
             kind: z.literal('world'),
             seed: z.number().int().default(7).describe('Seed of the generated task world.'),
-            entities: z.number().int().positive().default(48).describe('Entities in the world corpus.'),
-            trainTasks: z.number().int().positive().default(160),
+            entities: z.number().int().positive().default(24).describe('Entities in the world corpus (fewer: each name recurs more, so copying it is learned).'),
+            trainTasks: z.number().int().positive().default(800),
             testTasks: z.number().int().positive().default(60),
             levels: z.array(z.number().int().min(1).max(3)).min(1).default([1, 2]).describe('Lookups per question.'),
+            maxValue: z.number().int().min(2).default(9).describe('Largest number in a fact.'),
           })
           .strict(),
         z
@@ -70,7 +71,7 @@ export const runConfigSchema = z
           })
           .strict(),
       ])
-      .default({ kind: 'world', seed: 7, entities: 48, trainTasks: 160, testTasks: 60, levels: [1, 2] })
+      .default({ kind: 'world', seed: 7, entities: 24, trainTasks: 800, testTasks: 60, levels: [1, 2], maxValue: 9 })
       .describe('Training and held-out tasks.'),
     policy: z
       .object({
@@ -78,24 +79,30 @@ export const runConfigSchema = z
         shape: z
           .object({
             hiddenSize: z.number().int().positive().default(128),
-            layers: z.number().int().positive().default(3),
+            layers: z.number().int().positive().default(2),
             heads: z.number().int().positive().default(4),
-            keyValueHeads: z.number().int().positive().default(2),
+            keyValueHeads: z.number().int().positive().default(4),
             intermediateSize: z.number().int().positive().default(256),
-            embeddingStd: z.number().positive().default(0.5).describe('Std of the random embedding table (HF draws 0.02).'),
-            bpeMerges: z.number().int().nonnegative().default(600).describe('Byte-level BPE merges learned from the demonstrations.'),
+            embeddingStd: z.number().positive().default(0.5).describe('Std of the random embedding table (HF draws 0.02; LoRA cannot train it).'),
+            sharedDirection: z
+              .number()
+              .nonnegative()
+              .default(1)
+              .describe('One fixed random direction added to every embedding, relative to the token part: gives q and k a constant to attend by position.'),
+            identityInit: z.number().nonnegative().default(0.5).describe('Added to the diagonal of v_proj and o_proj: a base that passes tokens on (copying).'),
+            bpeMerges: z.number().int().nonnegative().default(300).describe('BPE merges learned between the whole-word tokens (names, numbers).'),
           })
           .strict()
-          .default({ hiddenSize: 128, layers: 3, heads: 4, keyValueHeads: 2, intermediateSize: 256, embeddingStd: 0.5, bpeMerges: 600 })
+          .default({ hiddenSize: 128, layers: 2, heads: 4, keyValueHeads: 4, intermediateSize: 256, embeddingStd: 0.5, sharedDirection: 1, identityInit: 0.5, bpeMerges: 300 })
           .describe('Shape of the random planner created for the embedded default (preset: tiny).'),
         lora: z
           .object({
-            rank: z.number().int().positive().default(32),
-            alpha: z.number().positive().default(64),
+            rank: z.number().int().positive().default(128),
+            alpha: z.number().positive().default(256),
           })
           .strict()
-          .default({ rank: 32, alpha: 64 })
-          .describe('LoRA on every linear module of the planner (PEFT "all-linear").'),
+          .default({ rank: 128, alpha: 256 })
+          .describe('LoRA on every linear module of the planner (PEFT "all-linear"); rank = hidden is full rank.'),
         temperature: z.number().positive().default(1).describe('Sampling temperature of rollouts and evaluation.'),
         maxNewTokens: z.number().int().positive().default(48).describe('Token limit of one planner decision.'),
         maxSteps: z.number().int().positive().default(5).describe('Planner decisions per task at most.'),
@@ -106,35 +113,39 @@ export const runConfigSchema = z
       })
       .default({
         model: { preset: 'tiny' },
-        shape: { hiddenSize: 128, layers: 3, heads: 4, keyValueHeads: 2, intermediateSize: 256, embeddingStd: 0.5, bpeMerges: 600 },
-        lora: { rank: 32, alpha: 64 },
+        shape: { hiddenSize: 128, layers: 2, heads: 4, keyValueHeads: 4, intermediateSize: 256, embeddingStd: 0.5, sharedDirection: 1, identityInit: 0.5, bpeMerges: 300 },
+        lora: { rank: 128, alpha: 256 },
         temperature: 1,
         maxNewTokens: 48,
         maxSteps: 5,
       }),
     warmStart: z
       .object({
-        epochs: z.number().int().nonnegative().default(30).describe('Passes over the expert demonstrations (0 skips the warm start).'),
-        learningRate: z.number().positive().default(1e-2),
+        epochs: z.number().int().nonnegative().default(6).describe('Passes over the expert demonstrations (0 skips the warm start).'),
+        learningRate: z.number().positive().default(1e-2).describe('Peak learning rate: linear warm-up, then cosine down to a tenth.'),
+        warmupSteps: z.number().int().nonnegative().default(20),
         batchSize: z.number().int().positive().default(16),
       })
       .strict()
-      .default({ epochs: 30, learningRate: 1e-2, batchSize: 16 }),
+      .default({ epochs: 6, learningRate: 1e-2, warmupSteps: 20, batchSize: 16 }),
     fixedModules: chatEndpoint
       .nullable()
       .default(null)
       .describe('Back end of the fixed verifier and generator; null uses rules and the finish input.'),
     collect: z
-      .object({ rolloutsPerTask: z.number().int().positive().default(1).describe('Trajectories kept per training task.') })
+      .object({
+        rolloutsPerTask: z.number().int().positive().default(1).describe('Trajectories kept per training task.'),
+        maxTasks: z.number().int().positive().default(160).describe('Training tasks the collect stage runs at most.'),
+      })
       .strict()
-      .default({ rolloutsPerTask: 1 }),
+      .default({ rolloutsPerTask: 1, maxTasks: 160 }),
     label: z
       .discriminatedUnion('kind', [
         z
           .object({
             kind: z.literal('monte-carlo'),
             samples: z.number().int().positive().default(4).describe('Completions per step (Math-Shepherd uses 8).'),
-            maxTrajectories: z.number().int().positive().default(120).describe('Collected trajectories to label at most.'),
+            maxTrajectories: z.number().int().positive().default(60).describe('Collected trajectories to label at most.'),
           })
           .strict(),
         z
@@ -144,7 +155,7 @@ export const runConfigSchema = z
           })
           .strict(),
       ])
-      .default({ kind: 'monte-carlo', samples: 4, maxTrajectories: 120 }),
+      .default({ kind: 'monte-carlo', samples: 4, maxTrajectories: 60 }),
     prm: z
       .object({
         backbone: modelSource.default({ preset: 'tiny' }),
@@ -160,7 +171,7 @@ export const runConfigSchema = z
         steps: z.number().int().positive().default(20),
         groupSize: z.number().int().min(2).default(8).describe('Rollouts per prompt (G).'),
         promptsPerStep: z.number().int().positive().default(4),
-        learningRate: z.number().positive().default(2e-3),
+        learningRate: z.number().positive().default(3e-4),
         evalEvery: z.number().int().positive().default(5),
         dynamicSampling: z
           .enum(['refill', 'drop', 'off'])
@@ -169,7 +180,7 @@ export const runConfigSchema = z
         maxRounds: z.number().int().positive().default(6).describe('Generation rounds per step before refill gives up.'),
       })
       .strict()
-      .default({ credit: 'process', steps: 20, groupSize: 8, promptsPerStep: 4, learningRate: 2e-3, evalEvery: 5, dynamicSampling: 'refill', maxRounds: 6 }),
+      .default({ credit: 'process', steps: 20, groupSize: 8, promptsPerStep: 4, learningRate: 3e-4, evalEvery: 5, dynamicSampling: 'refill', maxRounds: 6 }),
   })
   .strict();
 

@@ -44,6 +44,7 @@ export function createWorldContext(config: RunConfig, run: RunDirectory, emit: R
     trainTasks: task.trainTasks,
     testTasks: task.testTasks,
     levels: task.levels as Array<1 | 2 | 3>,
+    maxValue: task.maxValue,
   });
   return {
     config,

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ChatMessage, LanguageModel } from '@agentflow/core';
+import { type ChatMessage, createRandom, type LanguageModel } from '@agentflow/core';
 import { clippedSurrogateObjective } from '@agentflow/dapo';
 import { createPolicyModel } from '@agentflow/llm';
 import {
@@ -13,6 +13,7 @@ import {
   loadModel,
   loadTokenizer,
   type ModelTokenizer,
+  type Qwen3Model,
   saveModelFolder,
   trainByteLevelBpe,
 } from '@agentflow/models';
@@ -23,9 +24,8 @@ export type WorldPolicyConfig = RunConfig['policy'];
 
 /**
  * Creates the random planner of the embedded default in `dir`, once: byte-level BPE merges
- * learned from the demonstrations' prompts and completions (so names, numbers and JSON keys
- * are single tokens), a Qwen3 shape from the config, and an embedding table drawn wider than
- * HF's 0.02 (LoRA cannot train it, and a 0.02 table caps the logit range of a tiny tied head).
+ * learned from the demonstrations' prompts and completions (names and numbers whole, JSON keys
+ * merged), a Qwen3 shape from the config, and the initialisation of {@link shapeRandomPlanner}.
  */
 export async function createWorldPolicyFolder(
   dir: string,
@@ -35,7 +35,13 @@ export async function createWorldPolicyFolder(
 ): Promise<void> {
   if (existsSync(join(dir, 'config.json'))) return;
   const texts = samples.flatMap((sample) => [sample.prompt.map((message) => message.content).join('\n'), sample.completion]);
-  const merges = trainByteLevelBpe(texts, { merges: config.shape.bpeMerges });
+  // Names and numbers are whole tokens everywhere (question, tool output, action), so a small
+  // model can learn to copy them; BPE learns the JSON and template pieces in between.
+  const merges = trainByteLevelBpe(texts, {
+    merges: config.shape.bpeMerges,
+    wholeWords: /[A-Z][a-z]+|\d+/,
+    extraWords: Array.from({ length: 301 }, (_, n) => String(n)),
+  });
   const { shape } = config;
   const model = createRandomModel(
     {
@@ -50,14 +56,44 @@ export async function createWorldPolicyFolder(
     },
     seed,
   );
-  const embedding = model.weights.get('model.embed_tokens.weight');
-  if (embedding) {
-    const scale = shape.embeddingStd / model.config.initializerRange;
-    for (let i = 0; i < embedding.data.length; i++) embedding.data[i] = (embedding.data[i] as number) * scale;
-  }
+  shapeRandomPlanner(model, shape, seed);
   mkdirSync(dir, { recursive: true });
   await saveModelFolder(dir, model, { tokenizer: createByteLevelTokenizerFiles({ merges }) });
   writeFileSync(join(dir, 'agentflow-policy.json'), `${JSON.stringify({ seed, ...config.shape }, null, 2)}\n`);
+}
+
+/**
+ * Makes a random Qwen3 learnable by LoRA alone: a wide embedding table plus one shared
+ * direction (so attention can key on position), and v_proj / o_proj that start near the
+ * identity (so a head passes the token it attends to on: copying).
+ */
+function shapeRandomPlanner(model: Qwen3Model, shape: WorldPolicyConfig['shape'], seed: number): void {
+  const hidden = model.config.hiddenSize;
+  const embedding = model.weights.get('model.embed_tokens.weight');
+  if (embedding) {
+    const scale = shape.embeddingStd / model.config.initializerRange;
+    const random = createRandom(seed).fork('shared-direction');
+    const direction = Array.from({ length: hidden }, () => random.normal());
+    const norm = Math.hypot(...direction);
+    const shared = (shape.sharedDirection * shape.embeddingStd * Math.sqrt(hidden)) / norm;
+    for (let row = 0; row < embedding.data.length / hidden; row++) {
+      for (let j = 0; j < hidden; j++) {
+        const index = row * hidden + j;
+        embedding.data[index] = (embedding.data[index] as number) * scale + shared * (direction[j] as number);
+      }
+    }
+  }
+  for (let layer = 0; layer < model.config.numHiddenLayers; layer++) {
+    for (const name of ['v_proj', 'o_proj']) {
+      const weight = model.weights.get(`model.layers.${layer}.self_attn.${name}.weight`);
+      if (!weight) continue;
+      const [rows, columns] = weight.shape as [number, number];
+      for (let row = 0; row < rows; row++) {
+        const index = row * columns + (row % columns);
+        weight.data[index] = (weight.data[index] as number) + shape.identityInit;
+      }
+    }
+  }
 }
 
 export interface WorldPolicy {

@@ -40,6 +40,20 @@ describe('trainByteLevelBpe', () => {
     expect(tokenizer.size).toBe(byteLevelVocabSize(merges));
   });
 
+  it('makes whole words single tokens wherever they occur', async () => {
+    const texts = ['Q: What is Lanip\'s cats times dogs?', '{"query":"Lanip"}', 'Lanip has 4 cats, 15 dogs and 3 hens.'];
+    const merges = trainByteLevelBpe(texts, { merges: 40, wholeWords: /[A-Z][a-z]+|\d+/, extraWords: ['81'] });
+    const dir = mkdtempSync(join(tmpdir(), 'bpe-words-'));
+    writeTokenizerFiles(dir, createByteLevelTokenizerFiles({ merges }));
+    const tokenizer = await loadTokenizer(dir);
+    const lanip = tokenizer.encode('Lanip');
+    expect(lanip).toHaveLength(1);
+    for (const text of [...texts, '{"code":"4*81"}']) expect(tokenizer.decode(tokenizer.encode(text))).toBe(text);
+    // The same id in the question, in a query and in a tool output.
+    for (const text of texts) expect(tokenizer.encode(text)).toContain(lanip[0]);
+    expect(tokenizer.encode('81')).toHaveLength(1);
+  });
+
   it('rejects a merge of undefined tokens', () => {
     expect(() => createByteLevelTokenizerFiles({ merges: ['ab c'] })).toThrow(/must join two tokens defined before it/);
   });

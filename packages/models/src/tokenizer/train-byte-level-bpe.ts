@@ -6,6 +6,36 @@ export interface TrainByteLevelBpeSettings {
   merges: number;
   /** Stop early when the most frequent pair occurs fewer times than this (default 2). */
   minFrequency?: number;
+  /**
+   * Words that must become single tokens wherever they occur (e.g. `/[A-Z][a-z]+|\d+/g` for
+   * names and numbers): their merges are chained left to right and ranked before all others,
+   * so a name in the question, in a tool output and in the model's own action is the same
+   * token, which is what lets a small model learn to copy it. BPE then learns `merges` more
+   * over the text between the words.
+   */
+  wholeWords?: RegExp;
+  /** Extra words to make whole even if the texts lack them (e.g. every number up to 300). */
+  extraWords?: readonly string[];
+}
+
+/** Merges that build each word from its bytes, left to right, without repeating a merge. */
+function wordMerges(words: Iterable<string>, table: readonly string[]): string[] {
+  const encoder = new TextEncoder();
+  const merges: string[] = [];
+  const seen = new Set<string>();
+  for (const word of words) {
+    const symbols = Array.from(encoder.encode(word), (byte) => table[byte] as string);
+    let current = symbols[0] ?? '';
+    for (const symbol of symbols.slice(1)) {
+      const merge = `${current} ${symbol}`;
+      if (!seen.has(merge)) {
+        seen.add(merge);
+        merges.push(merge);
+      }
+      current += symbol;
+    }
+  }
+  return merges;
 }
 
 /**
@@ -23,8 +53,27 @@ export function trainByteLevelBpe(texts: readonly string[], settings: TrainByteL
       message: `trainByteLevelBpe: merges must be a non-negative integer, got ${settings.merges}.`,
     });
   }
-  const minFrequency = settings.minFrequency ?? 2;
   const table = byteToUnicodeTable();
+  if (settings.wholeWords) {
+    const pattern = new RegExp(settings.wholeWords.source, settings.wholeWords.flags.includes('g') ? settings.wholeWords.flags : `${settings.wholeWords.flags}g`);
+    const words = new Set<string>(settings.extraWords ?? []);
+    const pieces: string[] = [];
+    for (const text of texts) {
+      let last = 0;
+      for (const match of text.matchAll(pattern)) {
+        if (match[0] === '') continue;
+        words.add(match[0]);
+        if ((match.index ?? 0) > last) pieces.push(text.slice(last, match.index));
+        last = (match.index ?? 0) + match[0].length;
+      }
+      if (last < text.length) pieces.push(text.slice(last));
+    }
+    const first = wordMerges([...words].sort(), table);
+    const known = new Set(first);
+    const rest = trainByteLevelBpe(pieces, { merges: settings.merges, ...(settings.minFrequency === undefined ? {} : { minFrequency: settings.minFrequency }) });
+    return [...first, ...rest.filter((merge) => !known.has(merge))];
+  }
+  const minFrequency = settings.minFrequency ?? 2;
   const encoder = new TextEncoder();
   // Identical texts (the same prompt line in many tasks) are counted once with a weight.
   const weights = new Map<string, number>();

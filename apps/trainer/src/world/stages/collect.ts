@@ -19,6 +19,7 @@ export const collectStage: Stage<WorldContext> = {
     const done = new Set(readJsonl<Trajectory>(run.paths.trajectories, { allowMissing: true }).map((t) => t.id));
     const jobs = world
       .split('train')
+      .slice(0, config.collect.maxTasks)
       .flatMap((task) => Array.from({ length: config.collect.rolloutsPerTask }, (_, rollout) => ({ task, rollout })));
     const seeds = createRandom(config.seed).fork('collect');
     const seeded = jobs.map((job) => ({ ...job, seed: seeds.nextUint32(), id: collectId(job.task.id, job.rollout) }));

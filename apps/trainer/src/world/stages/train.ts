@@ -1,6 +1,6 @@
 import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertNever, createRandom, type StepScorer } from '@agentflow/core';
+import { AgentFlowError, assertNever, createRandom, type StepScorer } from '@agentflow/core';
 import { createDapoTrainer, type DapoConfigInput } from '@agentflow/dapo';
 import type { TaskWorldTask } from '@agentflow/eval';
 import { createPrmScorer, loadPrm } from '@agentflow/prm';
@@ -99,11 +99,20 @@ export const trainStage: Stage<WorldContext> = {
     });
     const resumedAt = await trainer.resume();
     emit({ type: 'progress', stage: 'train', completed: resumedAt ?? 0, total: train.steps });
-    await trainer.run();
+    let stoppedEarly: string | undefined;
+    try {
+      await trainer.run();
+    } catch (error) {
+      // No group with a learning signal in maxRounds rounds: the policy answers every prompt
+      // the same way. Training cannot go on, but what it learned so far is still evaluated.
+      if (!AgentFlowError.hasCode(error, 'RUNTIME_ERROR') || !error.message.startsWith('Dynamic sampling')) throw error;
+      stoppedEarly = `DAPO stopped after step ${trainer.step}: ${error.message}`;
+      emit({ type: 'log', level: 'warn', message: stoppedEarly });
+    }
     const final = run.checkpoint(POLICY_CHECKPOINTS.final);
     await policy.policy.save(final);
     await policy.policy.release();
     if (!existsSync(join(final, 'adapter_config.json'))) cpSync(join(run.paths.checkpoints, POLICY_CHECKPOINTS.warm), final, { recursive: true });
-    return { steps: trainer.step, resumedAt };
+    return { steps: trainer.step, resumedAt, ...(stoppedEarly ? { stoppedEarly } : {}) };
   },
 };

@@ -34,7 +34,14 @@ export const warmStartStage: Stage<WorldContext> = {
       ...(existsSync(join(checkpoint, 'adapter_config.json')) ? { checkpoint } : {}),
     });
     const examples = samples.map((sample) => policy.encodeExample(sample.prompt, sample.completion));
-    const { epochs, batchSize, learningRate } = config.warmStart;
+    const { epochs, batchSize, learningRate, warmupSteps } = config.warmStart;
+    const batchesPerEpoch = Math.ceil(examples.length / batchSize);
+    const totalSteps = Math.max(1, epochs * batchesPerEpoch);
+    // Linear warm-up, then cosine from the peak down to a tenth of it.
+    const rateAt = (step: number) =>
+      step < warmupSteps
+        ? (learningRate * (step + 1)) / warmupSteps
+        : learningRate * (0.1 + 0.45 * (1 + Math.cos((Math.PI * (step - warmupSteps)) / Math.max(1, totalSteps - warmupSteps))));
     emit({ type: 'progress', stage: 'warm-start', completed: progress.epochsDone, total: epochs });
     for (let epoch = progress.epochsDone; epoch < epochs; epoch++) {
       // Each epoch's order depends on the seed and the epoch alone, so a resumed run shuffles the same way.
@@ -50,7 +57,7 @@ export const warmStartStage: Stage<WorldContext> = {
           completionIds: rows.map((row) => row.completionIds),
           tokenWeights: rows.map((row) => row.completionIds.map(() => 1 / tokens)),
         });
-        await policy.policy.applyGradients({ learningRate, maxGradNorm: 1 });
+        await policy.policy.applyGradients({ learningRate: rateAt(epoch * batchesPerEpoch + batches), maxGradNorm: 1 });
         lossSum += stats.loss;
         batches++;
       }
