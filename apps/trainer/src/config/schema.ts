@@ -177,10 +177,10 @@ export const runConfigSchema = z
           .enum(['refill', 'drop', 'off'])
           .default('refill')
           .describe('Groups whose rewards are all equal: refill the batch (DAPO 3.2), drop them, or keep them (GRPO).'),
-        maxRounds: z.number().int().positive().default(6).describe('Generation rounds per step before refill gives up.'),
+        maxRounds: z.number().int().positive().default(12).describe('Generation rounds per step before refill gives up.'),
       })
       .strict()
-      .default({ credit: 'process', steps: 20, groupSize: 8, promptsPerStep: 4, learningRate: 3e-4, evalEvery: 5, dynamicSampling: 'refill', maxRounds: 6 }),
+      .default({ credit: 'process', steps: 20, groupSize: 8, promptsPerStep: 4, learningRate: 3e-4, evalEvery: 5, dynamicSampling: 'refill', maxRounds: 12 }),
   })
   .strict();
 
