@@ -33,6 +33,10 @@ describe('renderReport', () => {
       expect(html).toContain(`aria-label="${title}`);
     }
     expect(html.match(/<path d="M/g)?.length).toBeGreaterThanOrEqual(5);
+    // Calibration is drawn on the unit square, whatever the data's spread.
+    const calibration = html.slice(html.indexOf('aria-label="PRM calibration'));
+    expect(calibration).toContain('>0</text>');
+    expect(calibration).not.toContain('>-0.5</text>');
   });
 
   it('draws two runs on the same axes for --compare', () => {

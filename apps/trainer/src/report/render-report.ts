@@ -77,7 +77,7 @@ export function renderReport(runs: ReportRun[], generatedAt: Date = new Date()):
         label: run.label,
         points: (run.summary.prm?.calibration ?? []).map((bin) => [bin.predicted, bin.observed] as [number, number]),
       })),
-      { title: 'PRM calibration (held-out steps)', xLabel: 'predicted score', yLabel: 'mean label', yRange: [0, 1], scatter: true, diagonal: true },
+      { title: 'PRM calibration (held-out steps)', xLabel: 'predicted score', yLabel: 'mean label', xRange: [0, 1], yRange: [0, 1], scatter: true, diagonal: true },
     ),
   );
   return `<!doctype html>

@@ -12,6 +12,8 @@ export interface PlotSettings {
   height?: number;
   /** Fixed y range; derived from the data when absent. */
   yRange?: [number, number];
+  /** Fixed x range; derived from the data when absent. */
+  xRange?: [number, number];
   /** Draw markers only (a scatter plot), e.g. for calibration. */
   scatter?: boolean;
   /** Draw the y = x diagonal (calibration plots). */
@@ -52,7 +54,7 @@ export function renderSvgPlot(series: PlotSeries[], settings: PlotSettings): str
   if (all.length === 0) {
     return `${header}${title}<text x="${width / 2}" y="${height / 2}" text-anchor="middle" fill="#888">no data recorded</text></svg>`;
   }
-  let [xMin, xMax] = [Math.min(...all.map((p) => p[0])), Math.max(...all.map((p) => p[0]))];
+  let [xMin, xMax] = settings.xRange ?? [Math.min(...all.map((p) => p[0])), Math.max(...all.map((p) => p[0]))];
   let [yMin, yMax] = settings.yRange ?? [Math.min(...all.map((p) => p[1])), Math.max(...all.map((p) => p[1]))];
   if (xMin === xMax) [xMin, xMax] = [xMin - 1, xMax + 1];
   if (yMin === yMax) [yMin, yMax] = [yMin - 0.5, yMax + 0.5];
