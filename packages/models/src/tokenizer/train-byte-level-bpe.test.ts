@@ -52,6 +52,13 @@ describe('trainByteLevelBpe', () => {
     // The same id in the question, in a query and in a tool output.
     for (const text of texts) expect(tokenizer.encode(text)).toContain(lanip[0]);
     expect(tokenizer.encode('81')).toHaveLength(1);
+    // One word inside another ("68" in "868", "Ri" in "Riri") does not keep the longer one from forming.
+    const nested = trainByteLevelBpe(['score 3.868 and 68', 'Ri met Riri'], { merges: 10, wholeWords: /[A-Z][a-z]+|\d+/ });
+    const nestedDir = mkdtempSync(join(tmpdir(), 'bpe-nested-'));
+    writeTokenizerFiles(nestedDir, createByteLevelTokenizerFiles({ merges: nested }));
+    const nestedTokenizer = await loadTokenizer(nestedDir);
+    for (const word of ['868', '68', 'Riri', 'Ri', '3']) expect(nestedTokenizer.encode(word)).toHaveLength(1);
+    expect(nestedTokenizer.decode(nestedTokenizer.encode('score 3.868 and 68'))).toBe('score 3.868 and 68');
   });
 
   it('rejects a merge of undefined tokens', () => {

@@ -18,21 +18,55 @@ export interface TrainByteLevelBpeSettings {
   extraWords?: readonly string[];
 }
 
-/** Merges that build each word from its bytes, left to right, without repeating a merge. */
+/** Applies ranked merges to symbols as BPE does: the lowest-ranked adjacent pair first. */
+function applyMerges(symbols: string[], ranks: ReadonlyMap<string, number>): string[] {
+  let current = symbols;
+  for (;;) {
+    let best = -1;
+    let bestRank = Number.POSITIVE_INFINITY;
+    for (let i = 0; i + 1 < current.length; i++) {
+      const rank = ranks.get(`${current[i]} ${current[i + 1]}`);
+      if (rank !== undefined && rank < bestRank) {
+        best = i;
+        bestRank = rank;
+      }
+    }
+    if (best < 0) return current;
+    const left = current[best] as string;
+    const right = current[best + 1] as string;
+    const merged: string[] = [];
+    for (let i = 0; i < current.length; i++) {
+      if (i + 1 < current.length && current[i] === left && current[i + 1] === right) {
+        merged.push(left + right);
+        i++;
+      } else {
+        merged.push(current[i] as string);
+      }
+    }
+    current = merged;
+  }
+}
+
+/**
+ * Merges that make each word one token. Shorter words go first; each word is encoded with the
+ * merges so far and whatever pieces remain are joined left to right by new merges. A word
+ * whose chain would be cut by another word's merge ("68" inside "868") still ends whole.
+ */
 function wordMerges(words: Iterable<string>, table: readonly string[]): string[] {
   const encoder = new TextEncoder();
   const merges: string[] = [];
-  const seen = new Set<string>();
-  for (const word of words) {
-    const symbols = Array.from(encoder.encode(word), (byte) => table[byte] as string);
-    let current = symbols[0] ?? '';
-    for (const symbol of symbols.slice(1)) {
-      const merge = `${current} ${symbol}`;
-      if (!seen.has(merge)) {
-        seen.add(merge);
-        merges.push(merge);
-      }
-      current += symbol;
+  const ranks = new Map<string, number>();
+  const ordered = [...words].sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
+  for (const word of ordered) {
+    let symbols = applyMerges(
+      Array.from(encoder.encode(word), (byte) => table[byte] as string),
+      ranks,
+    );
+    while (symbols.length > 1) {
+      const merge = `${symbols[0]} ${symbols[1]}`;
+      ranks.set(merge, merges.length);
+      merges.push(merge);
+      symbols = [`${symbols[0]}${symbols[1]}`, ...symbols.slice(2)];
     }
   }
   return merges;
@@ -68,7 +102,7 @@ export function trainByteLevelBpe(texts: readonly string[], settings: TrainByteL
       }
       if (last < text.length) pieces.push(text.slice(last));
     }
-    const first = wordMerges([...words].sort(), table);
+    const first = wordMerges(words, table);
     const known = new Set(first);
     const rest = trainByteLevelBpe(pieces, { merges: settings.merges, ...(settings.minFrequency === undefined ? {} : { minFrequency: settings.minFrequency }) });
     return [...first, ...rest.filter((merge) => !known.has(merge))];
