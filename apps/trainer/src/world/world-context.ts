@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { RunEventListener } from '@agentflow/core';
+import { AgentFlowError, type RunEventListener } from '@agentflow/core';
 import { createTaskWorld, type TaskWorld } from '@agentflow/eval';
 import { findCudaProviderLibrary } from '@agentflow/tensor';
 import type { RunConfig } from '../config/schema';
@@ -35,7 +35,9 @@ function resolveDevice(device: RunConfig['device'], emit: RunEventListener): Run
 }
 
 export function createWorldContext(config: RunConfig, run: RunDirectory, emit: RunEventListener): WorldContext {
-  if (config.task.kind !== 'world') throw new Error('createWorldContext needs task.kind "world"');
+  if (config.task.kind !== 'world') {
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `createWorldContext needs task.kind "world", got "${config.task.kind}".` });
+  }
   const task = config.task;
   config = { ...config, device: resolveDevice(config.device, emit) };
   const world = createTaskWorld({

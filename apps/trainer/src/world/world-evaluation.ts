@@ -1,8 +1,8 @@
-import { createRandom, type LanguageModel, type Trajectory } from '@agentflow/core';
+import { createRandom, type LanguageModel } from '@agentflow/core';
 import { accuracy, type TaskWorldTask, trajectoryStats } from '@agentflow/eval';
 import type { EvaluationSummary } from '../report/run-summary';
-import { runWorldAgent } from './world-agent';
 import type { WorldContext } from './world-context';
+import { runWorldJobs } from './world-runs';
 
 export interface WorldEvaluation {
   summary: EvaluationSummary;
@@ -24,22 +24,19 @@ export async function evaluateWorldPolicy(
   const { config } = context;
   const seeds = createRandom(config.seed).fork('evaluation');
   const taskSeeds = tasks.map(() => seeds.nextUint32());
-  const trajectories: Trajectory[] = [];
-  const chunk = 16;
-  for (let start = 0; start < tasks.length; start += chunk) {
-    const batch = tasks.slice(start, start + chunk);
-    const results = await Promise.all(
-      batch.map((task, offset) =>
-        runWorldAgent(
-          task.question,
-          { model, tools: context.tools.tools, maxSteps: config.policy.maxSteps, maxTokens: config.policy.maxNewTokens, temperature: config.policy.temperature },
-          { taskId: task.id, trajectoryId: `${settings.idPrefix}-${task.id}`, seed: taskSeeds[start + offset] as number },
-        ),
-      ),
-    );
-    trajectories.push(...results);
-    if (settings.progressStage) context.emit({ type: 'progress', stage: settings.progressStage, completed: trajectories.length, total: tasks.length });
-  }
+  const trajectories = await runWorldJobs(
+    context,
+    model,
+    tasks.map((task, index) => ({
+      question: task.question,
+      taskId: task.id,
+      trajectoryId: `${settings.idPrefix}-${task.id}`,
+      seed: taskSeeds[index] as number,
+    })),
+    (_batch, done) => {
+      if (settings.progressStage) context.emit({ type: 'progress', stage: settings.progressStage, completed: done, total: tasks.length });
+    },
+  );
   const correct = trajectories.map((trajectory, index) => context.world.checkAnswer(tasks[index]!.id, trajectory.answer));
   const estimate = accuracy(correct);
   const stats = trajectoryStats(trajectories);

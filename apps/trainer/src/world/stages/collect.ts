@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { appendJsonl, createRandom, readJsonl, type Trajectory } from '@agentflow/core';
 import type { Stage } from '../../pipeline/run-stages';
-import { runWorldAgent } from '../world-agent';
 import { POLICY_CHECKPOINTS, type WorldContext } from '../world-context';
 import { openWorldPolicy } from '../world-policy';
+import { runWorldJobs } from '../world-runs';
 
 /** The trajectory ids of the collect stage, stable across resumes. */
 const collectId = (taskId: string, rollout: number) => `collect-${taskId}-${rollout}`;
@@ -29,26 +29,22 @@ export const collectStage: Stage<WorldContext> = {
       device: config.device,
       checkpoint: join(run.paths.checkpoints, POLICY_CHECKPOINTS.warm),
     });
-    let completed = seeded.length - todo.length;
+    const skipped = seeded.length - todo.length;
     let correct = 0;
-    for (let start = 0; start < todo.length; start += 16) {
-      const batch = todo.slice(start, start + 16);
-      const trajectories = await Promise.all(
-        batch.map(async (job) => {
-          const trajectory = await runWorldAgent(
-            job.task.question,
-            { model: policy.languageModel, tools: context.tools.tools, maxSteps: config.policy.maxSteps, maxTokens: config.policy.maxNewTokens, temperature: config.policy.temperature },
-            { taskId: job.task.id, trajectoryId: job.id, seed: job.seed },
-          );
-          const success = world.checkAnswer(job.task.id, trajectory.answer);
-          if (success) correct++;
-          return { ...trajectory, taskId: job.task.id, outcomeReward: success ? 1 : 0 };
-        }),
-      );
-      appendJsonl(run.paths.trajectories, trajectories);
-      completed += batch.length;
-      emit({ type: 'progress', stage: 'collect', completed, total: seeded.length });
-    }
+    await runWorldJobs(
+      context,
+      policy.languageModel,
+      todo.map((job) => ({ question: job.task.question, taskId: job.task.id, trajectoryId: job.id, seed: job.seed })),
+      (batch, done) => {
+        const scored = batch.map((trajectory) => ({
+          ...trajectory,
+          outcomeReward: world.checkAnswer(trajectory.taskId ?? '', trajectory.answer) ? 1 : 0,
+        }));
+        correct += scored.filter((trajectory) => trajectory.outcomeReward === 1).length;
+        appendJsonl(run.paths.trajectories, scored);
+        emit({ type: 'progress', stage: 'collect', completed: skipped + done, total: seeded.length });
+      },
+    );
     await policy.policy.release();
     return { trajectories: seeded.length, newlyCollected: todo.length, successRateThisSession: todo.length ? correct / todo.length : null };
   },

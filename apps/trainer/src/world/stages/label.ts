@@ -3,9 +3,10 @@ import { appendJsonl, AgentFlowError, createRandom, readJsonl, type Trajectory }
 import { createFlowCompleter } from '@agentflow/flow';
 import { createMonteCarloLabeller, type PrmExample } from '@agentflow/prm';
 import type { Stage } from '../../pipeline/run-stages';
-import { createWorldPlanner, createWorldVerifier, type WorldAgentSettings } from '../world-agent';
+import { createWorldPlanner, createWorldVerifier } from '../world-agent';
 import { POLICY_CHECKPOINTS, type WorldContext } from '../world-context';
 import { openWorldPolicy } from '../world-policy';
+import { agentSettingsOf } from '../world-runs';
 
 /** Where the labelled steps go, one PRM example per line. */
 export const labelsPath = (context: WorldContext) => join(context.run.root, 'labels.jsonl');
@@ -37,13 +38,7 @@ export const labelStage: Stage<WorldContext> = {
       device: config.device,
       checkpoint: join(run.paths.checkpoints, POLICY_CHECKPOINTS.warm),
     });
-    const agent: WorldAgentSettings = {
-      model: policy.languageModel,
-      tools: context.tools.tools,
-      maxSteps: config.policy.maxSteps,
-      maxTokens: config.policy.maxNewTokens,
-      temperature: config.policy.temperature,
-    };
+    const agent = agentSettingsOf(context, policy.languageModel);
     const complete = createFlowCompleter({
       tools: context.tools.tools,
       createPlanner: ({ seed }) => createWorldPlanner(agent, seed),

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { writeFileAtomic } from '@agentflow/core';
+import { AgentFlowError, writeFileAtomic } from '@agentflow/core';
 import { comparePairedRuns } from '@agentflow/eval';
 import type { Stage } from '../../pipeline/run-stages';
 import { writeRunReport } from '../../report/write-run-report';
@@ -16,7 +16,12 @@ export const reportStage: Stage<WorldContext> = {
     const before = run.stageResult<WorldEvaluation>('eval-before');
     const after = run.stageResult<WorldEvaluation>('eval-after');
     const prm = run.stageResult<PrmStageResult>('train-prm');
-    if (!before || !after) throw new Error('report needs the eval-before and eval-after stages');
+    if (!before || !after) {
+      throw new AgentFlowError({
+        code: 'INVALID_ARGUMENT',
+        message: `report needs the eval-before and eval-after stages; ${run.root} has not finished ${before ? 'eval-after' : 'eval-before'}.`,
+      });
+    }
     const paired = comparePairedRuns(before.correct, after.correct, { resamples: 2000 });
     const started = Date.parse(run.readState().createdAt);
     const summary: RunSummary = runSummarySchema.parse({

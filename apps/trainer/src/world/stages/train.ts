@@ -1,4 +1,3 @@
-import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentFlowError, assertNever, createRandom, type StepScorer } from '@agentflow/core';
 import { createDapoTrainer, type DapoConfigInput } from '@agentflow/dapo';
@@ -10,6 +9,7 @@ import { runWorldAgent } from '../world-agent';
 import { evaluateWorldPolicy } from '../world-evaluation';
 import { POLICY_CHECKPOINTS, type WorldContext } from '../world-context';
 import { openWorldPolicy } from '../world-policy';
+import { agentSettingsOf } from '../world-runs';
 
 /** The credit of the config as DAPO's step-credit setting. */
 function creditOf(credit: RunConfig['train']['credit']): DapoConfigInput['credit'] {
@@ -43,14 +43,8 @@ export const trainStage: Stage<WorldContext> = {
     });
     let stepScorer: StepScorer | undefined;
     if (train.credit !== 'outcome') stepScorer = createPrmScorer(await loadPrm(join(run.paths.checkpoints, 'prm'), { device: config.device }));
-    const agent = {
-      model: policy.languageModel,
-      tools: context.tools.tools,
-      maxSteps: config.policy.maxSteps,
-      maxTokens: config.policy.maxNewTokens,
-      temperature: config.policy.temperature,
-    };
-    const evaluationTasks = world.split('test').slice(0, Math.min(40, config.task.kind === 'world' ? config.task.testTasks : 40));
+    const agent = agentSettingsOf(context, policy.languageModel);
+    const evaluationTasks = world.split('test').slice(0, 40);
     let rolloutCounter = 0;
     const trainer = createDapoTrainer<TaskWorldTask>({
       config: {
@@ -112,7 +106,6 @@ export const trainStage: Stage<WorldContext> = {
     const final = run.checkpoint(POLICY_CHECKPOINTS.final);
     await policy.policy.save(final);
     await policy.policy.release();
-    if (!existsSync(join(final, 'adapter_config.json'))) cpSync(join(run.paths.checkpoints, POLICY_CHECKPOINTS.warm), final, { recursive: true });
     return { steps: trainer.step, resumedAt, ...(stoppedEarly ? { stoppedEarly } : {}) };
   },
 };
