@@ -35,12 +35,13 @@ export type {
   MemorySearchResult,
   MemoryStore,
 } from './interfaces/memory-store';
-export type { StepScorer, StepScoringInput } from './interfaces/step-scorer';
+export { type StepScorer, type StepScoringInput, stepObservation } from './interfaces/step-scorer';
 export type {
   OptimizerStepSettings,
   PolicyBatch,
   PolicyGenerateRequest,
   PolicyGeneration,
+  PolicyLoadSettings,
   PolicyObjective,
   PolicyTrainingBatch,
   PolicyTrainingStats,

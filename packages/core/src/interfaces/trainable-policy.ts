@@ -72,5 +72,16 @@ export interface TrainablePolicy {
   applyGradients(settings: OptimizerStepSettings): Promise<{ gradNorm: number }>;
   /** Saves the trainable parameters in the PEFT layout, plus optimiser state. */
   save(dir: string): Promise<void>;
-  load(dir: string): Promise<void>;
+  /**
+   * Loads what `save` wrote. `optimizerState: false` loads the parameters only and starts the
+   * optimiser afresh: the right start for a new training phase (DAPO after a supervised warm
+   * start), whose gradients the old moments would mis-scale; the default restores it (resume).
+   */
+  load(dir: string, settings?: PolicyLoadSettings): Promise<void>;
+}
+
+/** How {@link TrainablePolicy.load} treats the saved optimiser state. */
+export interface PolicyLoadSettings {
+  /** Restore the optimiser's moments and step count (default true). */
+  optimizerState?: boolean;
 }

@@ -4,6 +4,7 @@ import {
   type Random,
   type StepScorer,
   type StepScoringInput,
+  stepObservation,
   type Trajectory,
 } from '@agentflow/core';
 import type { DapoConfig } from '../config/dapo-config';
@@ -104,9 +105,13 @@ async function scoreSteps(trajectories: Trajectory[], scorer: StepScorer | undef
   const inputs: StepScoringInput[] = [];
   for (const trajectory of trajectories) {
     const history: PlannerAction[] = [];
+    const observations: string[] = [];
     for (const step of trajectory.steps) {
-      inputs.push({ question: trajectory.question, history: [...history], action: step.action });
-      if (step.action !== null) history.push(step.action);
+      inputs.push({ question: trajectory.question, history: [...history], observations: [...observations], action: step.action });
+      if (step.action !== null) {
+        history.push(step.action);
+        observations.push(stepObservation(step));
+      }
     }
   }
   const scores = await scorer.score(inputs);

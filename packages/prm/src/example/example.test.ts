@@ -20,21 +20,35 @@ describe('extractSteps', () => {
 });
 
 describe('renderStepInput', () => {
-  it('never contains a tool output, of the scored step or of an earlier one', () => {
+  it("shows what earlier decisions' tools returned, never the scored decision's own result", () => {
     const trajectory = makeTrajectory();
-    for (const step of extractSteps(trajectory)) {
+    const steps = extractSteps(trajectory);
+    for (const step of steps) {
       const text = renderStepInput(step);
-      expect(text).not.toContain('TOOL-OUTPUT-MARKER');
-      // The scored step's own tool output must be absent even though the decision is present.
-      const own = trajectory.steps[step.stepIndex]?.toolResult?.output ?? '';
-      expect(text).not.toContain(own);
+      // The scored step's own tool output is absent even though the decision is present.
+      expect(text).not.toContain(trajectory.steps[step.stepIndex]?.toolResult?.output ?? 'unreachable');
     }
+    // The python step (index 2) sees the lookup's result; the format error before it had no action.
+    expect(renderStepInput(steps[2]!)).toContain('-> TOOL-OUTPUT-MARKER-0: Lyon has 522,250 inhabitants.');
+    expect(renderStepInput(steps[2]!)).not.toContain('MARKER-1');
+    expect(renderStepInput(steps[3]!)).toContain('-> TOOL-OUTPUT-MARKER-2: 1044500');
+    expect(steps[3]?.observations).toEqual(['TOOL-OUTPUT-MARKER-0: Lyon has 522,250 inhabitants.', 'TOOL-OUTPUT-MARKER-2: 1044500']);
+  });
+
+  it('cuts a long observation in the middle and keeps it on one line', () => {
+    const long = `start\n${'x'.repeat(1000)}\nend`;
+    const text = renderStepInput({ question: 'q', history: [{ thought: 't', action: 'python', action_input: { code: '1' } }], observations: [long], action: null });
+    const line = text.split('\n').find((row) => row.startsWith('1. '))!;
+    expect(line).toContain('-> start | xxx');
+    expect(line).toContain(' ... ');
+    expect(line.endsWith('xx | end')).toBe(true);
+    expect(line.length).toBeLessThan(400);
   });
 
   it('shows the question, the history in order and the decision last', () => {
     const text = renderStepInput(extractSteps(makeTrajectory())[2]!);
     expect(text).toContain('What is the population of Lyon times 2?');
-    expect(text).toMatch(/1\. thought: Look up Lyon first\. \| action: search \| input: \{"query":"Lyon population"\}/);
+    expect(text).toMatch(/1\. thought: Look up Lyon first\. \| action: search \| input: \{"query":"Lyon population"\} -> /);
     expect(text.trimEnd().endsWith('thought: Double it. | action: python | input: {"code":"522250 * 2"}')).toBe(true);
   });
 

@@ -1,10 +1,11 @@
-import { AgentFlowError, formatZodIssues, type PlannerAction, type Trajectory, trajectorySchema } from '@agentflow/core';
+import { AgentFlowError, formatZodIssues, type PlannerAction, stepObservation, type Trajectory, trajectorySchema } from '@agentflow/core';
 import type { PrmStep } from './prm-example';
 
 /**
  * Turns a trajectory into one PRM step per planner decision. The history of step j is
- * the parsed actions of steps 0..j-1 (format errors have no action and are left out);
- * tool results and verdicts are dropped on purpose: the PRM judges decisions.
+ * the parsed actions of steps 0..j-1 (format errors have no action and are left out) with
+ * what their tools returned; step j's own result and every verdict are left out on purpose:
+ * the PRM judges the decision, not its consequence.
  */
 export function extractSteps(trajectory: Trajectory): PrmStep[] {
   const result = trajectorySchema.safeParse(trajectory);
@@ -18,6 +19,7 @@ export function extractSteps(trajectory: Trajectory): PrmStep[] {
   }
   const parsed = result.data;
   const history: PlannerAction[] = [];
+  const observations: string[] = [];
   const steps: PrmStep[] = [];
   for (const step of parsed.steps) {
     steps.push({
@@ -27,10 +29,14 @@ export function extractSteps(trajectory: Trajectory): PrmStep[] {
       stepIndex: step.index,
       question: parsed.question,
       history: [...history],
+      observations: [...observations],
       action: step.action,
       ...(parsed.outcomeReward === undefined ? {} : { outcomeReward: parsed.outcomeReward }),
     });
-    if (step.action) history.push(step.action);
+    if (step.action) {
+      history.push(step.action);
+      observations.push(stepObservation(step));
+    }
   }
   return steps;
 }

@@ -24,8 +24,8 @@ export const labelProvenanceSchema = z
 export type LabelProvenance = z.infer<typeof labelProvenanceSchema>;
 
 /**
- * One planner decision to be labelled: what the PRM sees (question, earlier decisions,
- * the decision, never any tool output) plus where it came from.
+ * One planner decision to be labelled: what the PRM sees (question, earlier decisions with
+ * their tools' results, the decision; never this decision's own result) plus where it came from.
  */
 export const prmStepSchema = z
   .object({
@@ -35,6 +35,10 @@ export const prmStepSchema = z
     stepIndex: z.number().int().nonnegative().describe('Index of the step in its trajectory.'),
     question: z.string().describe('The question the agent was solving.'),
     history: z.array(plannerActionSchema).describe('The decisions before this one that parsed, in order.'),
+    observations: z
+      .array(z.string())
+      .optional()
+      .describe("What each history decision's tool returned, aligned with history ('' for finish); absent in labels written before it was recorded."),
     action: plannerActionSchema.nullable().describe('The decision to score, or null for a format error.'),
     outcomeReward: z.number().optional().describe("The trajectory's outcome reward (1 correct, 0 wrong by default)."),
   })

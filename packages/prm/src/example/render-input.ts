@@ -1,10 +1,14 @@
 import type { PlannerAction, StepScoringInput } from '@agentflow/core';
 
+/** Longest observation shown per earlier decision; longer ones keep their start and end. */
+const MAX_OBSERVATION_CHARS = 240;
+
 /**
  * Renders what the PRM sees of one decision as plain text: the question, the earlier
- * decisions, then the decision to score last (so that the last token, whose hidden state
- * the head reads, sits right after it). It takes a `StepScoringInput`, which has no field
- * for tool output: no tool result, of this step or an earlier one, can reach the PRM.
+ * decisions each with what its tool returned (on one line, cut in the middle when long),
+ * then the decision to score last (so that the last token, whose hidden state the head
+ * reads, sits right after it). The scored decision's own result never appears: a
+ * `StepScoringInput` has no field for it.
  */
 export function renderStepInput(input: StepScoringInput): string {
   const lines = [`Question: ${input.question.trim()}`, ''];
@@ -13,7 +17,8 @@ export function renderStepInput(input: StepScoringInput): string {
   } else {
     lines.push('Previous decisions:');
     input.history.forEach((action, index) => {
-      lines.push(`${index + 1}. ${renderAction(action)}`);
+      const observation = input.observations?.[index];
+      lines.push(`${index + 1}. ${renderAction(action)}${observation ? ` -> ${renderObservation(observation)}` : ''}`);
     });
   }
   lines.push('', 'Decision to score:');
@@ -24,4 +29,11 @@ export function renderStepInput(input: StepScoringInput): string {
 function renderAction(action: PlannerAction): string {
   const actionInput = typeof action.action_input === 'string' ? action.action_input : JSON.stringify(action.action_input);
   return `thought: ${action.thought.trim()} | action: ${action.action} | input: ${actionInput}`;
+}
+
+function renderObservation(observation: string): string {
+  const line = observation.trim().replace(/\s*\n\s*/g, ' | ');
+  if (line.length <= MAX_OBSERVATION_CHARS) return line;
+  const half = Math.floor((MAX_OBSERVATION_CHARS - 5) / 2);
+  return `${line.slice(0, half)} ... ${line.slice(line.length - half)}`;
 }

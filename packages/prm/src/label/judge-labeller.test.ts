@@ -27,7 +27,7 @@ function judgeModel(url: string) {
 }
 
 describe('createJudgeLabeller against a loopback OpenAI-compatible server', () => {
-  it('labels each step with the judge score, never sends tool output, and prices the tokens', async () => {
+  it("labels each step with the judge score, never sends a step's own tool output, and prices the tokens", async () => {
     server = await startOpenAiServer(gradingJudge);
     const labeller = createJudgeLabeller({ model: judgeModel(server.url), concurrency: 2 });
     const steps = extractSteps(makeTrajectory());
@@ -38,7 +38,13 @@ describe('createJudgeLabeller against a loopback OpenAI-compatible server', () =
     // The format-error step is not sent: three calls for four steps.
     expect(server.requests).toHaveLength(3);
     expect(server.requests[0]?.response_format).toEqual({ type: 'json_object' });
-    expect(JSON.stringify(server.requests)).not.toContain('TOOL-OUTPUT-MARKER');
+    // Earlier results are context; the judged step's own result never is (the last step's
+    // output, and the format error's, appear in no request at all).
+    const sent = server.requests.map((request) => JSON.stringify(request));
+    expect(sent.join('')).not.toMatch(/TOOL-OUTPUT-MARKER-[13]/);
+    const python = sent.find((request) => request.indexOf('522250 * 2') > request.indexOf('Decision to score'));
+    expect(python).toContain('TOOL-OUTPUT-MARKER-0');
+    expect(python).not.toContain('TOOL-OUTPUT-MARKER-2');
     // 3 calls x (1000 x $0.28 + 50 x $0.42) / 1e6.
     const expected = (3 * (1000 * 0.28 + 50 * 0.42)) / 1e6;
     expect(labeller.stats().costUsd).toBeCloseTo(expected, 12);
