@@ -23,6 +23,12 @@ export interface CorpusSearchToolSettings extends Bm25Settings {
   defaultK?: number;
   /** Characters of each hit's text shown. Default 600. */
   maxTextChars?: number;
+  /**
+   * How each hit starts: `full` (default) `[rank] title (id ..., score ...)` on its own line;
+   * `title` just `title: text` on one line, for small planners that would otherwise read the
+   * rank, id and score as numbers to copy.
+   */
+  hitHeader?: 'full' | 'title';
 }
 
 /** Reads a JSONL corpus; every bad line is reported with its number (a last line without newline counts). */
@@ -68,6 +74,10 @@ export function createCorpusSearchTool(settings: CorpusSearchToolSettings): Tool
     settings,
   );
   const maxTextChars = settings.maxTextChars ?? 600;
+  const hitHeader = settings.hitHeader ?? 'full';
+  if (hitHeader !== 'full' && hitHeader !== 'title') {
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `hitHeader must be 'full' or 'title', got ${describeValue(hitHeader)}.` });
+  }
   return {
     name: settings.name ?? 'corpus_search',
     description: `Searches a local corpus of ${documents.length} documents by keywords (BM25) and returns the best matches with their text.`,
@@ -82,9 +92,10 @@ export function createCorpusSearchTool(settings: CorpusSearchToolSettings): Tool
               .map(({ index: position, score }, rank) => {
                 const document = documents[position]!;
                 const text = document.text.length > maxTextChars ? `${document.text.slice(0, maxTextChars)}...` : document.text;
+                if (hitHeader === 'title') return `${document.title}: ${text.replace(/\s*\n\s*/g, ' ')}`;
                 return `[${rank + 1}] ${document.title} (id ${document.id}, score ${score.toFixed(3)})\n${text}`;
               })
-              .join('\n\n');
+              .join(hitHeader === 'title' ? '\n' : '\n\n');
       return { output, truncated: false, durationMs: performance.now() - started };
     },
   };

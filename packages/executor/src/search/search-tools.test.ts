@@ -26,6 +26,15 @@ describe('corpus_search', () => {
     expect(result.output).not.toContain('Mount Kirra');
   });
 
+  it("with hitHeader 'title' shows each hit as one `title: text` line, without rank, id or score", async () => {
+    const tool = createCorpusSearchTool({ path: fixture('corpus.jsonl'), hitHeader: 'title' });
+    const lines = (await tool.execute({ query: 'capital of Ostria', k: 2 }, context())).output.split('\n');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line).toMatch(/^(Ostria|Lumen): \S/);
+    expect(lines.join('\n')).not.toMatch(/\[1\]|id |score/);
+    expect(() => createCorpusSearchTool({ path: fixture('corpus.jsonl'), hitHeader: 'short' as never })).toThrow(/hitHeader must be 'full' or 'title', got "short"/);
+  });
+
   it('reads a last line without a newline, and numeric ids', () => {
     const documents = loadCorpus(fixture('corpus.jsonl'));
     expect(documents).toHaveLength(5);
