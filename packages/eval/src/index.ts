@@ -84,6 +84,8 @@ export { leakageTokens, normalizeForLeakage } from './leakage/normalize-text';
 export { checkTaskWorldAnswer } from './task-world/check-task-world-answer';
 export { type CorpusSearch, type CorpusSearchHit, createCorpusSearch, formatCorpusSearchOutput } from './task-world/corpus-search';
 export { createTaskWorld, type TaskWorld } from './task-world/create-task-world';
+/** The counted things of the task world: `cats`, `dogs`, `hens`. */
+export { ATTRIBUTES as TASK_WORLD_ATTRIBUTES } from './task-world/templates';
 export {
   type ResolvedTaskWorldSettings,
   type TaskWorldSettings,

@@ -2,7 +2,7 @@ import { AgentFlowError, createRandom, type Random } from '@agentflow/core';
 import { checkTaskWorldAnswer } from './check-task-world-answer';
 import { type CorpusSearch, createCorpusSearch, formatCorpusSearchOutput } from './corpus-search';
 import { generateNames } from './names';
-import { ATTRIBUTES, type Attribute, describeEntity, TEMPLATES, type TaskTemplate, type WorldEntity } from './templates';
+import { ATTRIBUTES, type Attribute, describeFact, type Operand, TEMPLATES, type TaskTemplate, type WorldEntity } from './templates';
 import { parseTaskWorldSettings, type ResolvedTaskWorldSettings, type TaskWorldSettings } from './task-world-settings';
 import {
   TASK_WORLD_PYTHON_TOOL,
@@ -33,6 +33,7 @@ interface Draft {
   template: TaskTemplate;
   entities: WorldEntity[];
   question: string;
+  operands: Operand[];
   code: string;
   answer: number;
 }
@@ -62,10 +63,13 @@ function demonstrate(task: TaskWorldTask, draft: Draft, search: CorpusSearch): T
     question: task.question,
     answer: task.answer,
     steps: [
-      ...draft.entities.map((entity) => ({
-        action: { thought: `find ${entity.name}`, action: TASK_WORLD_SEARCH_TOOL, action_input: { query: entity.name } },
-        observation: formatCorpusSearchOutput(entity.name, search.search(entity.name, SEARCH_HITS)),
-      })),
+      ...draft.operands.map((operand) => {
+        const query = `${operand.entity} ${operand.attribute}`;
+        return {
+          action: { thought: `find ${query}`, action: TASK_WORLD_SEARCH_TOOL, action_input: { query } },
+          observation: formatCorpusSearchOutput(query, search.search(query, SEARCH_HITS)),
+        };
+      }),
       { action: { thought: 'compute', action: TASK_WORLD_PYTHON_TOOL, action_input: { code: draft.code } }, observation: `${task.answer}\n` },
       { action: { thought: 'done', action: 'finish', action_input: task.answer } },
     ],
@@ -74,8 +78,8 @@ function demonstrate(task: TaskWorldTask, draft: Draft, search: CorpusSearch): T
 
 /**
  * Generates the built-in task world: entities with three small counts each (one corpus
- * document per entity), and questions that need one to three `corpus_search` lookups and
- * one `python` call. Train and test never share a (template, entities) pair, so a test
+ * document per fact: `Riri has 3 cats.`), and questions that need one lookup per count they
+ * use (two or three) and one `python` call. Train and test never share a (template, entities) pair, so a test
  * question is never a train question with other numbers. Deterministic in `seed`.
  */
 export function createTaskWorld(settings: TaskWorldSettings = {}): TaskWorld {
@@ -90,7 +94,9 @@ export function createTaskWorld(settings: TaskWorldSettings = {}): TaskWorld {
       number
     >,
   }));
-  const corpus = entities.map((entity, index) => ({ id: `doc-${index}`, title: entity.name, text: describeEntity(entity) }));
+  const corpus = entities.flatMap((entity, index) =>
+    ATTRIBUTES.map((attribute) => ({ id: `doc-${index}-${attribute}`, ...describeFact(entity, attribute) })),
+  );
   const templates = TEMPLATES.filter((template) => resolved.levels.includes(template.level) && template.entities <= entities.length);
   const wanted = resolved.trainTasks + resolved.testTasks;
   const taskRandom = random.fork('tasks');

@@ -28,7 +28,7 @@ describe('createTaskWorld', () => {
       expect(task.answer).toMatch(/^\d{1,3}$/);
     }
     for (const document of world.corpus) {
-      expect(document.title).toMatch(/^[A-Z][a-z]{3,4}$/);
+      expect(document.title).toMatch(/^[A-Z][a-z]{3,4} (cats|dogs|hens)$/);
       expect(document.text.length).toBeLessThan(60);
     }
     expect(new Set(world.corpus.map((document) => document.title)).size).toBe(world.corpus.length);
@@ -49,14 +49,20 @@ describe('createTaskWorld', () => {
     for (const demonstration of world.demonstrations) {
       const task = world.task(demonstration.taskId);
       const actions = demonstration.steps.map((step) => plannerActionSchema.parse(step.action));
-      expect(actions.map((action) => action.action)).toEqual([
-        ...task.entities.map(() => TASK_WORLD_SEARCH_TOOL),
-        TASK_WORLD_PYTHON_TOOL,
-        'finish',
-      ]);
-      expect(actions.length).toBe(task.level + 2);
+      const lookups = actions.length - 2;
+      expect(actions.map((action) => action.action)).toEqual([...Array(lookups).fill(TASK_WORLD_SEARCH_TOOL), TASK_WORLD_PYTHON_TOOL, 'finish']);
+      // One lookup per count the question uses: two for the two-count templates, three for sum3.
+      expect(lookups).toBe(task.template === 'sum3' ? 3 : 2);
       expect(actions[actions.length - 1]?.action_input).toBe(task.answer);
       for (const step of demonstration.steps) expect(JSON.stringify(step.action).length).toBeLessThan(96);
+    }
+  });
+
+  it('has one document per fact: each entity has one per counted thing, holding one number', () => {
+    expect(world.corpus).toHaveLength(world.settings.entities * 3);
+    for (const document of world.corpus) {
+      expect(document.text).toMatch(/^[A-Z][a-z]+ has \d+ (cats|dogs|hens)\.$/);
+      expect(document.title).toBe(document.text.replace(/^(\w+) has \d+ (\w+)\.$/, '$1 $2'));
     }
   });
 
@@ -64,13 +70,18 @@ describe('createTaskWorld', () => {
     const search = createCorpusSearch(world.corpus);
     for (const demonstration of world.demonstrations) {
       const task = world.task(demonstration.taskId);
-      demonstration.steps.slice(0, task.entities.length).forEach((step, index) => {
+      const searches = demonstration.steps.filter((step) => step.action.action === TASK_WORLD_SEARCH_TOOL);
+      const code = (demonstration.steps.at(-2)!.action.action_input as { code: string }).code;
+      // One lookup per number the code uses, in the code's order, each finding its fact first.
+      expect(searches.map((step) => step.observation?.match(/ has (\d+) /)?.[1])).toEqual(code.match(/\d+/g));
+      for (const step of searches) {
         const query = (step.action.action_input as { query: string }).query;
         const [top] = search.search(query);
-        expect(top?.document.title).toBe(task.entities[index]);
+        expect(top?.document.title).toBe(query);
+        expect(task.entities).toContain(query.split(' ')[0]);
         // The executor's corpus_search layout, with the document's text under its header.
         expect(step.observation).toMatch(new RegExp(`^\\[1\\] ${top?.document.title} \\(id ${top?.document.id}, score \\d+\\.\\d{3}\\)\\n${top?.document.text}`));
-      });
+      }
     }
   });
 

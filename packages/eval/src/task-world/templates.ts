@@ -9,9 +9,18 @@ export interface WorldEntity {
   facts: Record<Attribute, number>;
 }
 
+/** One fact a question uses: whose, which count, and its value. */
+export interface Operand {
+  entity: string;
+  attribute: Attribute;
+  value: number;
+}
+
 /** What a template makes from its entities and attributes. */
 export interface TemplateOutput {
   question: string;
+  /** The facts the code uses, in the order it uses them. */
+  operands: Operand[];
   /** The Python the expert runs: a bare expression, printed by the tool. */
   code: string;
   answer: number;
@@ -31,6 +40,12 @@ export interface TaskTemplate {
 const value = (entity: WorldEntity | undefined, attribute: Attribute | undefined) =>
   entity && attribute ? entity.facts[attribute] : Number.NaN;
 
+const operand = (entity: WorldEntity | undefined, attribute: Attribute | undefined): Operand => ({
+  entity: entity?.name ?? '',
+  attribute: attribute ?? 'cats',
+  value: value(entity, attribute),
+});
+
 /**
  * Question templates of graded difficulty. Questions stay under 80 characters and answers
  * are small non-negative integers; every question needs its lookups plus one python call.
@@ -43,7 +58,7 @@ export const TEMPLATES: readonly TaskTemplate[] = [
     attributes: 2,
     build: ([x], [a, b]) => {
       const [p, q] = [value(x, a), value(x, b)];
-      return { question: `How many ${a} and ${b} does ${x?.name} have?`, code: `${p}+${q}`, answer: p + q };
+      return { question: `How many ${a} and ${b} does ${x?.name} have?`, operands: [operand(x, a), operand(x, b)], code: `${p}+${q}`, answer: p + q };
     },
   },
   {
@@ -54,7 +69,7 @@ export const TEMPLATES: readonly TaskTemplate[] = [
     build: ([x], [a, b]) => {
       const [p, q] = [value(x, a), value(x, b)];
       if (!(p > q)) return undefined;
-      return { question: `How many more ${a} than ${b} does ${x?.name} have?`, code: `${p}-${q}`, answer: p - q };
+      return { question: `How many more ${a} than ${b} does ${x?.name} have?`, operands: [operand(x, a), operand(x, b)], code: `${p}-${q}`, answer: p - q };
     },
   },
   {
@@ -64,7 +79,7 @@ export const TEMPLATES: readonly TaskTemplate[] = [
     attributes: 2,
     build: ([x], [a, b]) => {
       const [p, q] = [value(x, a), value(x, b)];
-      return { question: `What is ${x?.name}'s ${a} times ${b}?`, code: `${p}*${q}`, answer: p * q };
+      return { question: `What is ${x?.name}'s ${a} times ${b}?`, operands: [operand(x, a), operand(x, b)], code: `${p}*${q}`, answer: p * q };
     },
   },
   {
@@ -74,7 +89,7 @@ export const TEMPLATES: readonly TaskTemplate[] = [
     attributes: 1,
     build: ([x, y], [a]) => {
       const [p, q] = [value(x, a), value(y, a)];
-      return { question: `How many ${a} do ${x?.name} and ${y?.name} have?`, code: `${p}+${q}`, answer: p + q };
+      return { question: `How many ${a} do ${x?.name} and ${y?.name} have?`, operands: [operand(x, a), operand(y, a)], code: `${p}+${q}`, answer: p + q };
     },
   },
   {
@@ -85,7 +100,7 @@ export const TEMPLATES: readonly TaskTemplate[] = [
     build: ([x, y], [a]) => {
       const [p, q] = [value(x, a), value(y, a)];
       if (!(p > q)) return undefined;
-      return { question: `How many more ${a} does ${x?.name} have than ${y?.name}?`, code: `${p}-${q}`, answer: p - q };
+      return { question: `How many more ${a} does ${x?.name} have than ${y?.name}?`, operands: [operand(x, a), operand(y, a)], code: `${p}-${q}`, answer: p - q };
     },
   },
   {
@@ -95,7 +110,7 @@ export const TEMPLATES: readonly TaskTemplate[] = [
     attributes: 2,
     build: ([x, y], [a, b]) => {
       const [p, q] = [value(x, a), value(y, b)];
-      return { question: `What is ${x?.name}'s ${a} times ${y?.name}'s ${b}?`, code: `${p}*${q}`, answer: p * q };
+      return { question: `What is ${x?.name}'s ${a} times ${y?.name}'s ${b}?`, operands: [operand(x, a), operand(y, b)], code: `${p}*${q}`, answer: p * q };
     },
   },
   {
@@ -107,6 +122,7 @@ export const TEMPLATES: readonly TaskTemplate[] = [
       const values = [value(x, a), value(y, a), value(z, a)];
       return {
         question: `How many ${a} do ${x?.name}, ${y?.name} and ${z?.name} have?`,
+        operands: [operand(x, a), operand(y, a), operand(z, a)],
         code: values.join('+'),
         answer: values.reduce((sum, item) => sum + item, 0),
       };
@@ -114,8 +130,11 @@ export const TEMPLATES: readonly TaskTemplate[] = [
   },
 ];
 
-/** The document text for an entity: it names the entity so BM25 on the name finds it. */
-export function describeEntity(entity: WorldEntity): string {
-  const [a, b, c] = ATTRIBUTES;
-  return `${entity.name} has ${entity.facts[a]} ${a}, ${entity.facts[b]} ${b} and ${entity.facts[c]} ${c}.`;
+/**
+ * The corpus entry of one fact, e.g. title `Riri cats`, text `Riri has 3 cats.`: one count
+ * per document, so a lookup names the entity and the count it needs and the result holds
+ * exactly one number.
+ */
+export function describeFact(entity: WorldEntity, attribute: Attribute): { title: string; text: string } {
+  return { title: `${entity.name} ${attribute}`, text: `${entity.name} has ${entity.facts[attribute]} ${attribute}.` };
 }
