@@ -135,7 +135,7 @@ export async function createLocalPolicy(settings: LocalPolicySettings): Promise<
       optimizer.setState(optimizerState);
       await optimizer.save(dir);
     },
-    async load(dir) {
+    async load(dir, settings = {}) {
       const loaded = await loadLoraAdapter(dir, model.config);
       if (loaded.config.rank !== adapter.config.rank || loaded.matrices.size !== adapter.matrices.size || loaded.config.alpha !== adapter.config.alpha) {
         throw new AgentFlowError({
@@ -151,7 +151,8 @@ export async function createLocalPolicy(settings: LocalPolicySettings): Promise<
         target.a.set(matrices.a);
         target.b.set(matrices.b);
       }
-      if (existsSync(join(dir, OPTIMIZER_STATE))) {
+      optimizerState = { step: 0, moments: {} };
+      if (settings.optimizerState !== false && existsSync(join(dir, OPTIMIZER_STATE))) {
         const optimizer = createAdamW({ schedule: { kind: 'constant', learningRate: 0 }, weightDecay });
         await optimizer.load(dir);
         optimizerState = optimizer.getState();
