@@ -89,11 +89,26 @@ export const runConfigSchema = z
               .nonnegative()
               .default(1)
               .describe('One fixed random direction added to every embedding, relative to the token part: gives q and k a constant to attend by position.'),
-            identityInit: z.number().nonnegative().default(0.5).describe('Added to the diagonal of v_proj and o_proj: a base that passes tokens on (copying).'),
+            wordClassDirection: z
+              .number()
+              .nonnegative()
+              .default(1)
+              .describe('One direction per word class (names, numbers, counted things) added to its tokens, relative to the token part.'),
+            identityInit: z.number().nonnegative().default(1.5).describe('Added to the diagonal of v_proj and o_proj: a base that passes tokens on (copying).'),
+            ropeTheta: z
+              .number()
+              .positive()
+              .default(10000)
+              .describe('RoPE base. A small base gives every frequency pair a short period: sharp attention by relative position in short prompts.'),
+            qkNormGain: z
+              .number()
+              .positive()
+              .default(3)
+              .describe('Initial weight of q_norm and k_norm. LoRA cannot train norms, and at 1 an attention logit is at most sqrt(head_dim): too flat to copy one token.'),
             bpeMerges: z.number().int().nonnegative().default(300).describe('BPE merges learned between the whole-word tokens (names, numbers).'),
           })
           .strict()
-          .default({ hiddenSize: 128, layers: 2, heads: 4, keyValueHeads: 4, intermediateSize: 256, embeddingStd: 0.5, sharedDirection: 1, identityInit: 0.5, bpeMerges: 300 })
+          .default({ hiddenSize: 128, layers: 2, heads: 4, keyValueHeads: 4, intermediateSize: 256, embeddingStd: 0.5, sharedDirection: 1, wordClassDirection: 1, identityInit: 1.5, ropeTheta: 10000, qkNormGain: 3, bpeMerges: 300 })
           .describe('Shape of the random planner created for the embedded default (preset: tiny).'),
         lora: z
           .object({
@@ -113,7 +128,7 @@ export const runConfigSchema = z
       })
       .default({
         model: { preset: 'tiny' },
-        shape: { hiddenSize: 128, layers: 2, heads: 4, keyValueHeads: 4, intermediateSize: 256, embeddingStd: 0.5, sharedDirection: 1, identityInit: 0.5, bpeMerges: 300 },
+        shape: { hiddenSize: 128, layers: 2, heads: 4, keyValueHeads: 4, intermediateSize: 256, embeddingStd: 0.5, sharedDirection: 1, wordClassDirection: 1, identityInit: 1.5, ropeTheta: 10000, qkNormGain: 3, bpeMerges: 300 },
         lora: { rank: 128, alpha: 256 },
         temperature: 1,
         maxNewTokens: 48,
@@ -121,13 +136,24 @@ export const runConfigSchema = z
       }),
     warmStart: z
       .object({
-        epochs: z.number().int().nonnegative().default(6).describe('Passes over the expert demonstrations (0 skips the warm start).'),
-        learningRate: z.number().positive().default(1e-2).describe('Peak learning rate: linear warm-up, then cosine down to a tenth.'),
+        epochs: z.number().int().nonnegative().default(20).describe('Passes over the expert demonstrations (0 skips the warm start).'),
+        demonstrations: z
+          .number()
+          .int()
+          .positive()
+          .nullable()
+          .default(200)
+          .describe('Learn from the demonstrations of the first N training tasks only (null: all); DAPO still draws from every training task.'),
+        learningRate: z.number().positive().default(1e-2).describe('Peak learning rate, after a linear warm-up.'),
+        schedule: z
+          .enum(['cosine', 'constant'])
+          .default('cosine')
+          .describe('After the warm-up: cosine down to a tenth of the peak by the last epoch, or constant (then a run of E epochs is the first E epochs of a longer one).'),
         warmupSteps: z.number().int().nonnegative().default(20),
         batchSize: z.number().int().positive().default(16),
       })
       .strict()
-      .default({ epochs: 6, learningRate: 1e-2, warmupSteps: 20, batchSize: 16 }),
+      .default({ epochs: 20, demonstrations: 200, learningRate: 1e-2, schedule: 'cosine', warmupSteps: 20, batchSize: 16 }),
     fixedModules: chatEndpoint
       .nullable()
       .default(null)
@@ -145,7 +171,7 @@ export const runConfigSchema = z
           .object({
             kind: z.literal('monte-carlo'),
             samples: z.number().int().positive().default(4).describe('Completions per step (Math-Shepherd uses 8).'),
-            maxTrajectories: z.number().int().positive().default(60).describe('Collected trajectories to label at most.'),
+            maxTrajectories: z.number().int().positive().default(160).describe('Collected trajectories to label at most.'),
           })
           .strict(),
         z
@@ -155,23 +181,31 @@ export const runConfigSchema = z
           })
           .strict(),
       ])
-      .default({ kind: 'monte-carlo', samples: 4, maxTrajectories: 60 }),
+      .default({ kind: 'monte-carlo', samples: 4, maxTrajectories: 160 }),
     prm: z
       .object({
         backbone: modelSource.default({ preset: 'tiny' }),
-        epochs: z.number().int().positive().default(200),
-        patience: z.number().int().positive().default(30),
+        lora: z
+          .object({ rank: z.number().int().positive(), alpha: z.number().positive() })
+          .strict()
+          .nullable()
+          .default({ rank: 16, alpha: 32 })
+          .describe('LoRA on the PRM backbone, trained with the head; null trains the head alone on frozen features.'),
+        loraLearningRate: z.number().positive().default(1e-3).describe('Learning rate of the PRM LoRA matrices.'),
+        epochs: z.number().int().positive().default(30),
+        patience: z.number().int().positive().default(8),
         validationFraction: z.number().min(0.05).max(0.5).default(0.25),
       })
       .strict()
-      .default({ backbone: { preset: 'tiny' }, epochs: 200, patience: 30, validationFraction: 0.25 }),
+      .default({ backbone: { preset: 'tiny' }, lora: { rank: 16, alpha: 32 }, loraLearningRate: 1e-3, epochs: 30, patience: 8, validationFraction: 0.25 }),
     train: z
       .object({
         credit: z.enum(['process', 'outcome', 'mix']).default('process').describe('Process (PRM), outcome broadcast (Flow-GRPO), or their mix.'),
         steps: z.number().int().positive().default(20),
         groupSize: z.number().int().min(2).default(8).describe('Rollouts per prompt (G).'),
         promptsPerStep: z.number().int().positive().default(4),
-        learningRate: z.number().positive().default(3e-4),
+        learningRate: z.number().positive().default(1e-3),
+        warmupSteps: z.number().int().nonnegative().default(0).describe('Linear learning-rate warm-up in DAPO steps (DAPO uses 20 of thousands; a short run starts at the peak).'),
         evalEvery: z.number().int().positive().default(5),
         dynamicSampling: z
           .enum(['refill', 'drop', 'off'])
@@ -180,7 +214,7 @@ export const runConfigSchema = z
         maxRounds: z.number().int().positive().default(12).describe('Generation rounds per step before refill gives up.'),
       })
       .strict()
-      .default({ credit: 'process', steps: 20, groupSize: 8, promptsPerStep: 4, learningRate: 3e-4, evalEvery: 5, dynamicSampling: 'refill', maxRounds: 12 }),
+      .default({ credit: 'process', steps: 20, groupSize: 8, promptsPerStep: 4, learningRate: 1e-3, warmupSteps: 0, evalEvery: 5, dynamicSampling: 'refill', maxRounds: 12 }),
   })
   .strict();
 

@@ -20,7 +20,7 @@ export interface WorldTools {
 
 /** The real tools of the task world: BM25 over its corpus, and the sandboxed Python REPL. */
 export function createWorldTools(world: TaskWorld, settings: WorldToolsSettings): WorldTools {
-  const corpus = createCorpusSearchTool({ documents: world.corpus, defaultK: 1, maxTextChars: 120 });
+  const corpus = createCorpusSearchTool({ documents: world.corpus, defaultK: 1, maxTextChars: 120, hitHeader: 'title' });
   const python = createPythonTool();
   const slotOf = new Map<string, string>();
   let next = 0;

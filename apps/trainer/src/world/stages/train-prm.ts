@@ -3,7 +3,8 @@ import { createRandom, readJsonl } from '@agentflow/core';
 import { createPrm, evaluatePrm, type PrmExample, savePrm, splitByTrajectory } from '@agentflow/prm';
 import type { Stage } from '../../pipeline/run-stages';
 import type { RunSummary } from '../../report/run-summary';
-import type { WorldContext } from '../world-context';
+import { POLICY_CHECKPOINTS, type WorldContext } from '../world-context';
+import { writeMergedPlannerFolder } from '../world-policy';
 import { labelsPath } from './label';
 
 export type PrmStageResult = RunSummary['prm'] & { trainExamples: number; bestEpoch: number };
@@ -25,7 +26,8 @@ function calibration(scores: readonly number[], labels: readonly number[], bins 
 /**
  * Trains the regression-head PRM on the Monte-Carlo labels of three quarters of the labelled
  * trajectories and measures it on the rest (split by trajectory, so no trajectory is on both
- * sides). The backbone is the planner's own random model folder, read frozen; the head learns.
+ * sides). The backbone is the warm-started planner (its adapter merged), read frozen unless
+ * `prm.lora` is set; the head learns.
  */
 export const trainPrmStage: Stage<WorldContext> = {
   name: 'train-prm',
@@ -39,13 +41,21 @@ export const trainPrmStage: Stage<WorldContext> = {
     );
     const train = split.train.map((index) => examples[index]!);
     const heldOut = split.validation.map((index) => examples[index]!);
+    let backbone: string;
+    if ('path' in config.prm.backbone) backbone = config.prm.backbone.path;
+    else {
+      backbone = join(run.root, 'models', 'prm-backbone');
+      await writeMergedPlannerFolder(context.policyDir, run.checkpoint(POLICY_CHECKPOINTS.warm), backbone);
+    }
     const prm = await createPrm({
-      backbone: { kind: 'folder', path: 'path' in config.prm.backbone ? config.prm.backbone.path : context.policyDir },
+      backbone: { kind: 'folder', path: backbone },
       device: config.device,
+      ...(config.prm.lora ? { lora: config.prm.lora } : {}),
     });
     const report = await prm.train(train, {
       epochs: config.prm.epochs,
       patience: config.prm.patience,
+      loraLearningRate: config.prm.loraLearningRate,
       seed: config.seed,
       onEpoch: (epoch) => {
         run.appendMetrics([{ stage: 'train-prm', step: epoch.epoch, trainLoss: epoch.trainLoss, validationLoss: epoch.validationLoss }]);

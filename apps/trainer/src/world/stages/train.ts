@@ -40,6 +40,10 @@ export const trainStage: Stage<WorldContext> = {
       seed: config.seed,
       device: config.device,
       checkpoint: join(run.paths.checkpoints, POLICY_CHECKPOINTS.warm),
+      // DAPO continues the warm start's Adam moments. Measured from the same warm start
+      // (60% held-out, lr 1e-3, 20 steps): continued moments 60% -> 63%, fresh moments
+      // 60% -> 43% (a fresh Adam's first steps move every parameter by about lr, noise included).
+      optimizerState: true,
     });
     let stepScorer: StepScorer | undefined;
     if (train.credit !== 'outcome') stepScorer = createPrmScorer(await loadPrm(join(run.paths.checkpoints, 'prm'), { device: config.device }));
@@ -52,6 +56,7 @@ export const trainStage: Stage<WorldContext> = {
         promptsPerBatch: train.promptsPerStep,
         promptsPerMiniBatch: train.promptsPerStep,
         learningRate: train.learningRate,
+        warmupSteps: train.warmupSteps,
         totalSteps: train.steps,
         evaluateEvery: train.evalEvery,
         checkpointEvery: 1,

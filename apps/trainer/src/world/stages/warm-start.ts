@@ -24,7 +24,11 @@ export const warmStartStage: Stage<WorldContext> = {
       maxSteps: config.policy.maxSteps,
       maxTokens: config.policy.maxNewTokens,
     });
-    await createWorldPolicyFolder(context.policyDir, samples, config.policy, config.seed);
+    // The planner (and its tokenizer) learn from the demonstrations of the first N tasks only.
+    const { demonstrations } = config.warmStart;
+    const taught = new Set(world.split('train').slice(0, demonstrations ?? undefined).map((task) => task.id));
+    const trainingSamples = samples.filter((sample) => taught.has(sample.taskId));
+    await createWorldPolicyFolder(context.policyDir, trainingSamples, config.policy, config.seed);
     const checkpoint = run.checkpoint(POLICY_CHECKPOINTS.warm);
     const progressPath = join(checkpoint, 'progress.json');
     const progress = readJsonIfExists<WarmStartProgress>(progressPath) ?? { epochsDone: 0, losses: [] };
@@ -33,15 +37,16 @@ export const warmStartStage: Stage<WorldContext> = {
       device: config.device,
       ...(existsSync(join(checkpoint, 'adapter_config.json')) ? { checkpoint } : {}),
     });
-    const examples = samples.map((sample) => policy.encodeExample(sample.prompt, sample.completion));
-    const { epochs, batchSize, learningRate, warmupSteps } = config.warmStart;
+    const examples = trainingSamples.map((sample) => policy.encodeExample(sample.prompt, sample.completion));
+    const { epochs, batchSize, learningRate, warmupSteps, schedule } = config.warmStart;
     const batchesPerEpoch = Math.ceil(examples.length / batchSize);
     const totalSteps = Math.max(1, epochs * batchesPerEpoch);
-    // Linear warm-up, then cosine from the peak down to a tenth of it.
-    const rateAt = (step: number) =>
-      step < warmupSteps
-        ? (learningRate * (step + 1)) / warmupSteps
-        : learningRate * (0.1 + 0.45 * (1 + Math.cos((Math.PI * (step - warmupSteps)) / Math.max(1, totalSteps - warmupSteps))));
+    // Linear warm-up, then constant or cosine from the peak down to a tenth of it.
+    const rateAt = (step: number) => {
+      if (step < warmupSteps) return (learningRate * (step + 1)) / warmupSteps;
+      if (schedule === 'constant') return learningRate;
+      return learningRate * (0.1 + 0.45 * (1 + Math.cos((Math.PI * (step - warmupSteps)) / Math.max(1, totalSteps - warmupSteps))));
+    };
     emit({ type: 'progress', stage: 'warm-start', completed: progress.epochsDone, total: epochs });
     for (let epoch = progress.epochsDone; epoch < epochs; epoch++) {
       // Each epoch's order depends on the seed and the epoch alone, so a resumed run shuffles the same way.
@@ -70,6 +75,6 @@ export const warmStartStage: Stage<WorldContext> = {
     }
     if (epochs === 0) await policy.policy.save(checkpoint);
     await policy.policy.release();
-    return { demonstrations: samples.length, epochs, finalLoss: progress.losses.at(-1) ?? null };
+    return { demonstrations: trainingSamples.length, epochs, finalLoss: progress.losses.at(-1) ?? null };
   },
 };
