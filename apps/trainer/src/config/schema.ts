@@ -192,19 +192,23 @@ export const runConfigSchema = z
           .default({ rank: 16, alpha: 32 })
           .describe('LoRA on the PRM backbone, trained with the head; null trains the head alone on frozen features.'),
         loraLearningRate: z.number().positive().default(1e-3).describe('Learning rate of the PRM LoRA matrices.'),
-        epochs: z.number().int().positive().default(30),
-        patience: z.number().int().positive().default(8),
+        epochs: z.number().int().positive().default(80).describe('PRM training epochs at most (the default run measured its best at 55).'),
+        patience: z.number().int().positive().default(12).describe('Epochs without a better validation loss before the PRM stops (best parameters kept).'),
         validationFraction: z.number().min(0.05).max(0.5).default(0.25),
       })
       .strict()
-      .default({ backbone: { preset: 'tiny' }, lora: { rank: 16, alpha: 32 }, loraLearningRate: 1e-3, epochs: 30, patience: 8, validationFraction: 0.25 }),
+      .default({ backbone: { preset: 'tiny' }, lora: { rank: 16, alpha: 32 }, loraLearningRate: 1e-3, epochs: 80, patience: 12, validationFraction: 0.25 }),
     train: z
       .object({
         credit: z.enum(['process', 'outcome', 'mix']).default('process').describe('Process (PRM), outcome broadcast (Flow-GRPO), or their mix.'),
         steps: z.number().int().positive().default(20),
         groupSize: z.number().int().min(2).default(8).describe('Rollouts per prompt (G).'),
         promptsPerStep: z.number().int().positive().default(4),
-        learningRate: z.number().positive().default(1e-3),
+        learningRate: z
+          .number()
+          .positive()
+          .default(3e-4)
+          .describe('DAPO learning rate (measured on the default: 1e-3 collapses within 15 steps under PRM credit, 1e-4 does not move).'),
         warmupSteps: z.number().int().nonnegative().default(0).describe('Linear learning-rate warm-up in DAPO steps (DAPO uses 20 of thousands; a short run starts at the peak).'),
         evalEvery: z.number().int().positive().default(5),
         dynamicSampling: z
@@ -214,7 +218,7 @@ export const runConfigSchema = z
         maxRounds: z.number().int().positive().default(12).describe('Generation rounds per step before refill gives up.'),
       })
       .strict()
-      .default({ credit: 'process', steps: 20, groupSize: 8, promptsPerStep: 4, learningRate: 1e-3, warmupSteps: 0, evalEvery: 5, dynamicSampling: 'refill', maxRounds: 12 }),
+      .default({ credit: 'process', steps: 20, groupSize: 8, promptsPerStep: 4, learningRate: 3e-4, warmupSteps: 0, evalEvery: 5, dynamicSampling: 'refill', maxRounds: 12 }),
   })
   .strict();
 
