@@ -72,6 +72,8 @@ export {
 } from './engine/causal-lm';
 /** Batched generation with a KV cache, sampling and constraints. */
 export { generate, type GenerateSettings, type GenerationTokenizer } from './engine/generate';
+/** An ONNX Runtime session from a built graph: in memory below protobuf's 2 GB cap, through a temporary file with external data above it. */
+export { createGraphSession } from './engine/session-loader';
 /** Graph building blocks (for packages that build their own graphs on this model). */
 export { buildDecoder, type DecoderSettings, type DecoderTensors, type LoraTensors } from './graph/decoder-graph';
 export { buildInferenceGraph } from './graph/inference-graph';

@@ -1,6 +1,7 @@
 import { AgentFlowError } from '@agentflow/core';
 import {
   buildDecoder,
+  createGraphSession,
   declareLoraInputs,
   type LoraAdapter,
   type LoraLayout,
@@ -9,7 +10,6 @@ import {
   type ModelWeights,
 } from '@agentflow/models';
 import { createGraphBuilder, type GraphBuilder, type HostTensor, type TensorRuntime, type TensorSession } from '@agentflow/tensor';
-import { createGraphSession } from './graph-session';
 
 /** Graph names of the feature graph's own input and output. */
 export const LAST_TOKEN = 'last_token';

@@ -1,6 +1,7 @@
 import type { StepScoringInput } from '@agentflow/core';
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import {
+  createGraphSession,
   createLoraAdapter,
   createRandomModel,
   getModelPreset,
@@ -14,7 +15,6 @@ import { createRuntime, type TensorSession } from '@agentflow/tensor';
 import type { PrmExample } from '../example/prm-example';
 import { renderStepInput } from '../example/render-input';
 import { createFeatureExtractor, type FeatureExtractor } from './backbone-features';
-import { createGraphSession } from './graph-session';
 import { createHeadSessions, type HeadParameters, type HeadSessions } from './head-graph';
 import { type PrmConfig, type PrmSettings, prmSettingsSchema } from './prm-settings';
 import { type PrmTrainingReport, type PrmTrainingSettings, prmTrainingSettingsSchema } from './prm-training-settings';
