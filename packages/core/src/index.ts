@@ -35,7 +35,7 @@ export type {
   MemorySearchResult,
   MemoryStore,
 } from './interfaces/memory-store';
-export { type StepScorer, type StepScoringInput, stepObservation } from './interfaces/step-scorer';
+export { type StepScorer, type StepScoringInput, stepObservation, stepScoringInputs } from './interfaces/step-scorer';
 export type {
   OptimizerStepSettings,
   PolicyBatch,

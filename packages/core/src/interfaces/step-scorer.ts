@@ -1,3 +1,4 @@
+import type { ChatMessage } from '../schemas/chat';
 import type { PlannerAction } from '../schemas/planner-action';
 import type { Step } from '../schemas/step';
 
@@ -17,6 +18,13 @@ export interface StepScoringInput {
   observations?: string[];
   /** The decision to score, or null when the planner output did not parse. */
   action: PlannerAction | null;
+  /**
+   * The step exactly as the planner saw and wrote it: its prompt messages and raw completion.
+   * Carries the same facts as the fields above, in the planner's own format, for a PRM whose
+   * backbone is the planner (`input: 'chat'` in @agentflow/prm). Absent when not recorded.
+   */
+  prompt?: ChatMessage[];
+  completion?: string;
 }
 
 /** The PRM as the trainer sees it. Scores are in [0, 1]; a null action scores 0. */
@@ -30,3 +38,29 @@ export function stepObservation(step: Pick<Step, 'toolResult'>): string {
   if (result === undefined) return '';
   return result.error === undefined ? result.output : `error: ${result.error}`;
 }
+
+/**
+ * What a PRM sees at each step of a trajectory, in order: the question, the earlier decisions
+ * that parsed with what their tools returned, the decision (null for a format error) and the
+ * step as the planner saw and wrote it. A step's own tool output is never part of its input.
+ */
+export function stepScoringInputs(trajectory: { question: string; steps: ReadonlyArray<Pick<Step, 'action' | 'toolResult' | 'prompt' | 'completion'>> }): StepScoringInput[] {
+  const history: PlannerAction[] = [];
+  const observations: string[] = [];
+  return trajectory.steps.map((step) => {
+    const input: StepScoringInput = {
+      question: trajectory.question,
+      history: [...history],
+      observations: [...observations],
+      action: step.action,
+      prompt: step.prompt,
+      completion: step.completion,
+    };
+    if (step.action !== null) {
+      history.push(step.action);
+      observations.push(stepObservation(step));
+    }
+    return input;
+  });
+}
+

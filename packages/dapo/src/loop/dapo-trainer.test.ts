@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentFlowError, type StepScorer, createRandom } from '@agentflow/core';
+import { AgentFlowError, type StepScorer, type StepScoringInput, createRandom } from '@agentflow/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DapoConfigInput } from '../config/dapo-config';
 import { type TwoActionPolicy, createTwoActionPolicy } from './__fixtures__/two-action-policy';
@@ -104,10 +104,12 @@ describe('createDapoTrainer on a two-action task (exact-gradient softmax policy)
 
   it('learns with process credit from a StepScorer on two-step trajectories', async () => {
     const finishPromptId = prompts.length;
+    const seen: StepScoringInput[] = [];
     const scorer: StepScorer = {
       // A PRM that knows the right pick for each question and rates the finish step 0.5.
       score: async (inputs) =>
         inputs.map((input) => {
+          seen.push(input);
           if (input.action?.action === 'finish') return 0.5;
           const prompt = prompts[Number(input.question.split(' ')[1])] as TwoActionPrompt;
           return input.action?.action === String.fromCharCode(65 + prompt.correct) ? 0.9 : 0.1;
@@ -125,6 +127,9 @@ describe('createDapoTrainer on a two-action task (exact-gradient softmax policy)
     );
     expect(reachedAt).not.toBeNull();
     expect(reachedAt as number).toBeLessThanOrEqual(25);
+    // Each scored step carries the planner's prompt and raw completion (for a PRM reading the planner's format).
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((input) => Array.isArray(input.prompt) && typeof input.completion === 'string')).toBe(true);
   });
 
   it('a killed run resumed from its checkpoint ends with the same parameters as an uninterrupted run', async () => {

@@ -1,12 +1,4 @@
-import {
-  AgentFlowError,
-  type PlannerAction,
-  type Random,
-  type StepScorer,
-  type StepScoringInput,
-  stepObservation,
-  type Trajectory,
-} from '@agentflow/core';
+import { AgentFlowError, type Random, type StepScorer, stepScoringInputs, type Trajectory } from '@agentflow/core';
 import type { DapoConfig } from '../config/dapo-config';
 import { softOverlongPenalty } from '../math/overlong';
 import { needsStepScores } from '../math/step-credit';
@@ -102,18 +94,7 @@ async function scoreSteps(trajectories: Trajectory[], scorer: StepScorer | undef
       message: 'The configured step credit needs process scores: pass a stepScorer (the PRM) or rollouts with stepRewards, or use credit { kind: "outcome" }.',
     });
   }
-  const inputs: StepScoringInput[] = [];
-  for (const trajectory of trajectories) {
-    const history: PlannerAction[] = [];
-    const observations: string[] = [];
-    for (const step of trajectory.steps) {
-      inputs.push({ question: trajectory.question, history: [...history], observations: [...observations], action: step.action });
-      if (step.action !== null) {
-        history.push(step.action);
-        observations.push(stepObservation(step));
-      }
-    }
-  }
+  const inputs = trajectories.flatMap((trajectory) => stepScoringInputs(trajectory));
   const scores = await scorer.score(inputs);
   if (scores.length !== inputs.length || scores.some((score) => !Number.isFinite(score))) {
     throw new AgentFlowError({

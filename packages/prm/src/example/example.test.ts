@@ -12,6 +12,10 @@ describe('extractSteps', () => {
     expect(steps[1]?.action).toBeNull();
     expect(steps[3]?.history.map((action) => action.action)).toEqual(['search', 'python']);
     expect(steps.every((step) => step.taskId === 'task-7' && step.outcomeReward === 1)).toBe(true);
+    // Each step also carries the planner's prompt and raw completion, for a PRM with input 'chat'.
+    const trajectory = makeTrajectory();
+    expect(steps.map((step) => step.completion)).toEqual(trajectory.steps.map((step) => step.completion));
+    expect(steps[2]?.prompt).toEqual(trajectory.steps[2]?.prompt);
   });
 
   it('rejects something that is not a trajectory, naming the field', () => {

@@ -1,4 +1,4 @@
-import { AgentFlowError, formatZodIssues, type PlannerAction, stepObservation, type Trajectory, trajectorySchema } from '@agentflow/core';
+import { AgentFlowError, formatZodIssues, stepScoringInputs, type Trajectory, trajectorySchema } from '@agentflow/core';
 import type { PrmStep } from './prm-example';
 
 /**
@@ -18,25 +18,16 @@ export function extractSteps(trajectory: Trajectory): PrmStep[] {
     });
   }
   const parsed = result.data;
-  const history: PlannerAction[] = [];
-  const observations: string[] = [];
-  const steps: PrmStep[] = [];
-  for (const step of parsed.steps) {
-    steps.push({
+  const steps: PrmStep[] = stepScoringInputs(parsed).map((input, index) => {
+    const step = parsed.steps[index]!;
+    return {
       id: `${parsed.id}:${step.index}`,
       trajectoryId: parsed.id,
       ...(parsed.taskId === undefined ? {} : { taskId: parsed.taskId }),
       stepIndex: step.index,
-      question: parsed.question,
-      history: [...history],
-      observations: [...observations],
-      action: step.action,
+      ...input,
       ...(parsed.outcomeReward === undefined ? {} : { outcomeReward: parsed.outcomeReward }),
-    });
-    if (step.action) {
-      history.push(step.action);
-      observations.push(stepObservation(step));
-    }
-  }
+    };
+  });
   return steps;
 }

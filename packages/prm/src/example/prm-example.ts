@@ -1,4 +1,4 @@
-import { plannerActionSchema } from '@agentflow/core';
+import { chatMessageSchema, plannerActionSchema } from '@agentflow/core';
 import { z } from 'zod';
 
 /** Who produced a label. `consensus` marks a step kept because judge and Monte-Carlo agreed. */
@@ -40,6 +40,11 @@ export const prmStepSchema = z
       .optional()
       .describe("What each history decision's tool returned, aligned with history ('' for finish); absent in labels written before it was recorded."),
     action: plannerActionSchema.nullable().describe('The decision to score, or null for a format error.'),
+    prompt: z
+      .array(chatMessageSchema)
+      .optional()
+      .describe("The planner's prompt messages for this step (what a PRM with input 'chat' reads); absent in older label files."),
+    completion: z.string().optional().describe("The planner's raw output for this step (what a PRM with input 'chat' reads)."),
     outcomeReward: z.number().optional().describe("The trajectory's outcome reward (1 correct, 0 wrong by default)."),
   })
   .strict();

@@ -31,6 +31,12 @@ export const prmSettingsSchema = z
     lora: loraSettingsSchema
       .optional()
       .describe('LoRA on the backbone; absent (default) freezes the backbone and trains the head only.'),
+    input: z
+      .enum(['text', 'chat'])
+      .default('text')
+      .describe(
+        "What the backbone reads: 'text' renders question, earlier decisions with their results and the decision as plain text (any backbone); 'chat' reads the step as the planner saw and wrote it, its prompt through the backbone's chat template and then its completion (for a backbone that is the planner, whose features are keyed to that format; needs a folder backbone and steps with prompt and completion). Default 'text'.",
+      ),
     maxTokens: z
       .number()
       .int()

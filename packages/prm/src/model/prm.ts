@@ -1,4 +1,4 @@
-import type { StepScoringInput } from '@agentflow/core';
+import type { ChatMessage, StepScoringInput } from '@agentflow/core';
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import {
   createGraphSession,
@@ -34,6 +34,8 @@ export interface Prm {
   trainingLabelMean: number | undefined;
   /** Token ids the backbone reads for a rendered step (truncated to keep the end). */
   encode(text: string): number[];
+  /** Token ids the backbone reads for a step, in the PRM's `input` format (truncated to keep the end). */
+  encodeStep(input: StepScoringInput): number[];
   /** Scores in [0, 1], one per input; 0 for a null action (a format error) without running the model. */
   score(inputs: readonly StepScoringInput[]): Promise<number[]>;
   /** Fits the PRM on labelled steps (format-error steps are skipped: they score 0 by rule). */
@@ -44,16 +46,40 @@ export interface Prm {
   release(): Promise<void>;
 }
 
+interface Backbone {
+  model: Qwen3Model;
+  encode: (text: string) => number[];
+  /** The chat template's ids for the messages, with the assistant header after them; absent without a tokenizer. */
+  encodeChat?: (messages: readonly ChatMessage[]) => number[];
+}
+
 /** Loads or creates the backbone's weights and tokenizer. */
-async function loadBackbone(config: PrmConfig): Promise<{ model: Qwen3Model; encode: (text: string) => number[] }> {
+async function loadBackbone(config: PrmConfig): Promise<Backbone> {
   const backbone = config.backbone;
   if (backbone.kind === 'random') {
+    if (config.input === 'chat') {
+      throw new AgentFlowError({
+        code: 'INVALID_CONFIG',
+        message: "PRM input 'chat' reads the planner's prompt through the backbone's chat template, but a random backbone has none: use a folder backbone (the planner) or input 'text'.",
+      });
+    }
     const model = createRandomModel(getModelPreset(backbone.preset), backbone.seed);
     // Byte-level: the tiny preset's tokenizer maps each UTF-8 byte to the id of the same value.
     return { model, encode: (text) => Array.from(Buffer.from(text, 'utf8')) };
   }
   const [model, tokenizer] = await Promise.all([loadModel(backbone.path), loadTokenizer(backbone.path)]);
-  return { model, encode: (text) => tokenizer.encode(text) };
+  return { model, encode: (text) => tokenizer.encode(text), encodeChat: (messages) => tokenizer.encodeChat(messages) };
+}
+
+/** The ids of a step as the planner saw and wrote it: its prompt through the chat template, then its completion. */
+function encodeChatStep(backbone: Backbone, input: StepScoringInput & { id?: string }): number[] {
+  if (input.prompt === undefined || input.completion === undefined || backbone.encodeChat === undefined) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `PRM input 'chat' needs each step's prompt and completion, but step ${input.id ?? JSON.stringify(input.question.slice(0, 60))} has ${input.prompt === undefined ? 'no prompt' : 'no completion'} (label files written before they were recorded lack them: relabel, or use input 'text').`,
+    });
+  }
+  return [...backbone.encodeChat(input.prompt), ...backbone.encode(input.completion)];
 }
 
 /** Internal: builds a PRM from parsed settings and optional saved state. */
@@ -61,7 +87,8 @@ export async function assemblePrm(
   config: PrmConfig,
   state: { head?: HeadParameters; adapter?: LoraAdapter; trainingLabelMean?: number } = {},
 ): Promise<Prm> {
-  const { model, encode: encodeText } = await loadBackbone(config);
+  const backbone = await loadBackbone(config);
+  const { model } = backbone;
   const hiddenSize = model.config.hiddenSize;
   const runtime = createRuntime({
     device: config.device,
@@ -81,10 +108,10 @@ export async function assemblePrm(
       message: `The PRM head has ${head.weight.length} weights but the backbone's hidden size is ${hiddenSize}.`,
     });
   }
-  const encode = (text: string) => {
-    const ids = encodeText(text);
-    return ids.length > config.maxTokens ? ids.slice(ids.length - config.maxTokens) : ids;
-  };
+  const keepEnd = (ids: number[]) => (ids.length > config.maxTokens ? ids.slice(ids.length - config.maxTokens) : ids);
+  const encode = (text: string) => keepEnd(backbone.encode(text));
+  const encodeStep = (input: StepScoringInput & { id?: string }) =>
+    config.input === 'chat' ? keepEnd(encodeChatStep(backbone, input)) : encode(renderStepInput(input));
 
   const prm: Prm = {
     config,
@@ -93,12 +120,13 @@ export async function assemblePrm(
     adapter,
     trainingLabelMean: state.trainingLabelMean,
     encode,
+    encodeStep,
     async score(inputs) {
       const scores = new Array<number>(inputs.length).fill(0);
       const indices = inputs.flatMap((input, index) => (input.action === null ? [] : [index]));
       if (indices.length === 0) return scores;
       const features = await extractor.features(
-        indices.map((index) => encode(renderStepInput(inputs[index]!))),
+        indices.map((index) => encodeStep(inputs[index]!)),
         adapter,
       );
       const values = await heads.score(features, head);
@@ -119,7 +147,7 @@ export async function assemblePrm(
           });
         }
       }
-      const tokens = usable.map((example) => encode(renderStepInput(example)));
+      const tokens = usable.map((example) => encodeStep(example));
       const labels = Float32Array.from(usable, (example) => example.label);
       await heads.release();
       heads = await createHeadSessions(runtime, hiddenSize, training.loss);
