@@ -45,7 +45,13 @@ const chatEndpoint = z.discriminatedUnion('kind', [
 export const runConfigSchema = z
   .object({
     name: z.string().min(1).default('agentflow-default').describe('Name of the run, used in reports.'),
-    seed: z.number().int().default(0).describe('Seed of every random choice in the run.'),
+    seed: z
+      .number()
+      .int()
+      .default(0)
+      .describe(
+        "Seed of every random choice in the run. A warm start on the imperfect teacher's 800 demonstrations formed its copy circuits or not depending on the seed and the exact demonstrations (see the trainer README).",
+      ),
     out: z.string().optional().describe('Run directory; every stage appends there (default runs/<date-time>).'),
     device: z.enum(['auto', 'cuda', 'cpu']).default('auto').describe('ONNX Runtime execution provider.'),
     task: z
@@ -71,7 +77,7 @@ export const runConfigSchema = z
           })
           .strict(),
       ])
-      .default({ kind: 'world', seed: 7, entities: 24, trainTasks: 800, testTasks: 60, levels: [1, 2], maxValue: 9 })
+      .prefault({ kind: 'world' })
       .describe('Training and held-out tasks.'),
     policy: z
       .object({
@@ -108,7 +114,7 @@ export const runConfigSchema = z
             bpeMerges: z.number().int().nonnegative().default(300).describe('BPE merges learned between the whole-word tokens (names, numbers).'),
           })
           .strict()
-          .default({ hiddenSize: 128, layers: 2, heads: 4, keyValueHeads: 4, intermediateSize: 256, embeddingStd: 0.5, sharedDirection: 1, wordClassDirection: 1, identityInit: 1.5, ropeTheta: 10000, qkNormGain: 3, bpeMerges: 300 })
+          .prefault({})
           .describe('Shape of the random planner created for the embedded default (preset: tiny).'),
         lora: z
           .object({
@@ -116,7 +122,7 @@ export const runConfigSchema = z
             alpha: z.number().positive().default(256),
           })
           .strict()
-          .default({ rank: 128, alpha: 256 })
+          .prefault({})
           .describe('LoRA on every linear module of the planner (PEFT "all-linear"); rank = hidden is full rank.'),
         temperature: z.number().positive().default(1).describe('Sampling temperature of rollouts and evaluation.'),
         maxNewTokens: z.number().int().positive().default(48).describe('Token limit of one planner decision.'),
@@ -126,14 +132,7 @@ export const runConfigSchema = z
       .refine((policy) => policy.shape.hiddenSize % policy.shape.heads === 0, {
         message: 'policy.shape.hiddenSize must be a multiple of policy.shape.heads',
       })
-      .default({
-        model: { preset: 'tiny' },
-        shape: { hiddenSize: 128, layers: 2, heads: 4, keyValueHeads: 4, intermediateSize: 256, embeddingStd: 0.5, sharedDirection: 1, wordClassDirection: 1, identityInit: 1.5, ropeTheta: 10000, qkNormGain: 3, bpeMerges: 300 },
-        lora: { rank: 128, alpha: 256 },
-        temperature: 1,
-        maxNewTokens: 48,
-        maxSteps: 5,
-      }),
+      .prefault({}),
     warmStart: z
       .object({
         epochs: z.number().int().nonnegative().default(20).describe('Passes over the expert demonstrations (0 skips the warm start).'),
@@ -143,7 +142,20 @@ export const runConfigSchema = z
           .positive()
           .nullable()
           .default(200)
-          .describe('Learn from the demonstrations of the first N training tasks only (null: all); DAPO still draws from every training task.'),
+          .describe('Learn from the demonstrations of the first N training tasks only (null: all); DAPO draws from every training task.'),
+        expertErrorRate: z
+          .number()
+          .min(0)
+          .max(1)
+          .default(0)
+          .describe(
+            "Fraction of the demonstrations in which the expert computes with a wrong operator (and answers what that gives): an imperfect teacher, as real SFT data is. 0: the world's exact expert.",
+          ),
+        expertMistakes: z
+          .array(z.enum(['operator', 'lookup']))
+          .min(1)
+          .default(['operator', 'lookup'])
+          .describe("The mistakes of the imperfect expert, one drawn per flawed demonstration: 'operator' (another operator in the code), 'lookup' (another counted thing looked up, and used)."),
         learningRate: z.number().positive().default(1e-2).describe('Peak learning rate, after a linear warm-up.'),
         schedule: z
           .enum(['cosine', 'constant'])
@@ -153,7 +165,7 @@ export const runConfigSchema = z
         batchSize: z.number().int().positive().default(16),
       })
       .strict()
-      .default({ epochs: 20, demonstrations: 200, learningRate: 1e-2, schedule: 'cosine', warmupSteps: 20, batchSize: 16 }),
+      .prefault({}),
     fixedModules: chatEndpoint
       .nullable()
       .default(null)
@@ -164,7 +176,7 @@ export const runConfigSchema = z
         maxTasks: z.number().int().positive().default(160).describe('Training tasks the collect stage runs at most.'),
       })
       .strict()
-      .default({ rolloutsPerTask: 1, maxTasks: 160 }),
+      .prefault({}),
     label: z
       .discriminatedUnion('kind', [
         z
@@ -181,7 +193,7 @@ export const runConfigSchema = z
           })
           .strict(),
       ])
-      .default({ kind: 'monte-carlo', samples: 4, maxTrajectories: 160 }),
+      .prefault({ kind: 'monte-carlo' }),
     prm: z
       .object({
         backbone: modelSource.default({ preset: 'tiny' }),
@@ -191,24 +203,64 @@ export const runConfigSchema = z
           .nullable()
           .default({ rank: 16, alpha: 32 })
           .describe('LoRA on the PRM backbone, trained with the head; null trains the head alone on frozen features.'),
+        input: z
+          .enum(['text', 'chat'])
+          .default('text')
+          .describe("What the PRM reads: the step as the planner saw and wrote it ('chat', for the warm planner as backbone) or the plain-text rendering ('text')."),
+        loss: z
+          .enum(['mse', 'bce'])
+          .default('mse')
+          .describe('Training loss of the PRM on the soft labels: MSE (the reference system) or binary cross-entropy (with the imperfect teacher and input chat: held-out MSE 29% below the constant predictor after 40 epochs, against 25% for MSE training after 30).'),
+        learningRate: z
+          .number()
+          .positive()
+          .default(1e-2)
+          .describe(
+            "Learning rate of the PRM head: 1e-2 (the PRM package's default) on the text format; use 1e-3 with input 'chat', where the planner's last hidden state has a norm near sqrt(hidden) and at 1e-2 one Adam step moved the head's logit by about 1 (validation loss swung from 0.14 to 0.30).",
+          ),
         loraLearningRate: z.number().positive().default(1e-3).describe('Learning rate of the PRM LoRA matrices.'),
         epochs: z.number().int().positive().default(80).describe('PRM training epochs at most (the default run measured its best at 55).'),
         patience: z.number().int().positive().default(12).describe('Epochs without a better validation loss before the PRM stops (best parameters kept).'),
         validationFraction: z.number().min(0.05).max(0.5).default(0.25),
       })
       .strict()
-      .default({ backbone: { preset: 'tiny' }, lora: { rank: 16, alpha: 32 }, loraLearningRate: 1e-3, epochs: 80, patience: 12, validationFraction: 0.25 }),
+      .prefault({}),
     train: z
       .object({
-        credit: z.enum(['process', 'outcome', 'mix']).default('process').describe('Process (PRM), outcome broadcast (Flow-GRPO), or their mix.'),
+        credit: z
+          .enum(['process', 'outcome', 'mix'])
+          .default('process')
+          .describe('Process (PRM step scores alone), outcome broadcast (Flow-GRPO), or their sum A_outcome + A_process (a PRM that misses an error does not cancel the outcome).'),
         steps: z.number().int().positive().default(20),
         groupSize: z.number().int().min(2).default(8).describe('Rollouts per prompt (G).'),
         promptsPerStep: z.number().int().positive().default(4),
+        promptsPerUpdate: z
+          .number()
+          .int()
+          .positive()
+          .nullable()
+          .default(null)
+          .describe('Groups per optimiser update: a step makes promptsPerStep / promptsPerUpdate updates (PPO mini-batches); null: one update per step.'),
+        lora: z
+          .object({ rank: z.number().int().positive(), alpha: z.number().positive() })
+          .strict()
+          .nullable()
+          .default(null)
+          .describe(
+            'A fresh LoRA for DAPO on the warm-started planner with its adapter merged (B = 0: step 1 starts at the warm policy); null: DAPO goes on training the warm-start adapter and its Adam moments, whose memory of the warm start\'s large gradients shrinks every RL step.',
+          ),
+        klCoefficient: z
+          .number()
+          .nonnegative()
+          .default(0)
+          .describe('Weight of the k3 KL term to the warm-started planner (frozen); 0 turns it off, as DAPO does.'),
         learningRate: z
           .number()
           .positive()
           .default(3e-4)
-          .describe('DAPO learning rate (measured on the default: 1e-3 collapses within 15 steps under PRM credit, 1e-4 does not move).'),
+          .describe(
+            'DAPO learning rate. On the warm adapter (train.lora null, the default): 1e-3 collapsed within 15 steps under PRM credit, 1e-4 did not move. On a fresh rank-16 adapter from the imperfect-teacher warm start (63% held-out): 3e-3 lifted held-out accuracy 10 points in 20 steps, 1e-2 28 points (and collapsed at step 19 with lookup mistakes too).',
+          ),
         warmupSteps: z.number().int().nonnegative().default(0).describe('Linear learning-rate warm-up in DAPO steps (DAPO uses 20 of thousands; a short run starts at the peak).'),
         evalEvery: z.number().int().positive().default(5),
         dynamicSampling: z
@@ -218,7 +270,11 @@ export const runConfigSchema = z
         maxRounds: z.number().int().positive().default(12).describe('Generation rounds per step before refill gives up.'),
       })
       .strict()
-      .default({ credit: 'process', steps: 20, groupSize: 8, promptsPerStep: 4, learningRate: 3e-4, warmupSteps: 0, evalEvery: 5, dynamicSampling: 'refill', maxRounds: 12 }),
+      .refine((train) => train.promptsPerUpdate === null || train.promptsPerUpdate <= train.promptsPerStep, {
+        message: 'promptsPerUpdate must be at most promptsPerStep (a step cannot update on more groups than it samples)',
+        path: ['promptsPerUpdate'],
+      })
+      .prefault({}),
   })
   .strict();
 

@@ -16,4 +16,14 @@ describe('shipped configs', () => {
     expect(config.policy.model).toEqual({ path: 'models/Qwen3-8B' });
     expect(config.label.kind).toBe('judge');
   });
+
+  it('configs/imperfect-teacher.yaml is the default world with a flawed teacher, a chat PRM and a fresh DAPO adapter', () => {
+    const config = loadConfig(join(configs, 'imperfect-teacher.yaml'), runConfigSchema);
+    const defaults = runConfigSchema.parse({});
+    expect(config.task).toEqual(defaults.task);
+    expect(config.policy).toEqual(defaults.policy);
+    expect(config.warmStart).toMatchObject({ demonstrations: null, expertErrorRate: 0.3, expertMistakes: ['operator'] });
+    expect(config.prm).toMatchObject({ input: 'chat', loss: 'bce', learningRate: 0.001 });
+    expect(config.train).toMatchObject({ credit: 'mix', lora: { rank: 16, alpha: 32 }, learningRate: 0.01 });
+  });
 });

@@ -61,3 +61,12 @@ export function createWorldContext(config: RunConfig, run: RunDirectory, emit: R
 
 /** Stage checkpoints of the planner, in the order the pipeline writes them. */
 export const POLICY_CHECKPOINTS = { warm: 'policy-warm', final: 'policy-final', dapo: 'dapo' } as const;
+
+/**
+ * The warm-started planner with its adapter merged, as a plain model folder: the PRM's
+ * backbone, and the base of DAPO's adapter when `train.lora` is set.
+ */
+export function warmPlannerDir(context: Pick<WorldContext, 'run'>): string {
+  return join(context.run.root, 'models', 'planner-warm');
+}
+

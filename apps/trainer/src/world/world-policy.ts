@@ -20,6 +20,7 @@ import {
   saveModelFolder,
   trainByteLevelBpe,
 } from '@agentflow/models';
+import { POLICY_CHECKPOINTS, type WorldContext, warmPlannerDir } from './world-context';
 import type { RunConfig } from '../config/schema';
 
 /** What the embedded default's policy is made of; recorded beside the model folder. */
@@ -205,3 +206,25 @@ export async function writeMergedPlannerFolder(policyDir: string, adapterDir: st
   }
   renameSync(partial, outDir);
 }
+
+/**
+ * Opens the planner as a pipeline stage left it in checkpoint `name`: the warm start's
+ * adapter on the base planner, or, when `train.lora` is set, DAPO's own adapter on the
+ * warm planner with the warm adapter merged (written once, on first use). Without a saved
+ * checkpoint (or with `checkpoint: null`) the adapter is fresh: DAPO's first step then
+ * starts exactly at the warm policy. `checkpoint` overrides where the adapter is read from.
+ */
+export async function openPlannerCheckpoint(
+  context: WorldContext,
+  name: string,
+  settings: { optimizerState?: boolean; checkpoint?: string | null } = {},
+): Promise<WorldPolicy> {
+  const { config, run } = context;
+  const checkpoint = settings.checkpoint === undefined ? join(run.paths.checkpoints, name) : settings.checkpoint;
+  const open = { seed: config.seed, device: config.device, optimizerState: settings.optimizerState ?? true, ...(checkpoint ? { checkpoint } : {}) };
+  if (name === POLICY_CHECKPOINTS.warm || config.train.lora === null) return openWorldPolicy(context.policyDir, config.policy, open);
+  const base = warmPlannerDir(context);
+  await writeMergedPlannerFolder(context.policyDir, run.checkpoint(POLICY_CHECKPOINTS.warm), base);
+  return openWorldPolicy(base, { ...config.policy, lora: config.train.lora }, open);
+}
+

@@ -3,7 +3,7 @@ import { createRandom, readJsonl } from '@agentflow/core';
 import { createPrm, evaluatePrm, type PrmExample, savePrm, splitByTrajectory } from '@agentflow/prm';
 import type { Stage } from '../../pipeline/run-stages';
 import type { RunSummary } from '../../report/run-summary';
-import { POLICY_CHECKPOINTS, type WorldContext } from '../world-context';
+import { POLICY_CHECKPOINTS, type WorldContext, warmPlannerDir } from '../world-context';
 import { writeMergedPlannerFolder } from '../world-policy';
 import { labelsPath } from './label';
 
@@ -44,17 +44,20 @@ export const trainPrmStage: Stage<WorldContext> = {
     let backbone: string;
     if ('path' in config.prm.backbone) backbone = config.prm.backbone.path;
     else {
-      backbone = join(run.root, 'models', 'prm-backbone');
+      backbone = warmPlannerDir(context);
       await writeMergedPlannerFolder(context.policyDir, run.checkpoint(POLICY_CHECKPOINTS.warm), backbone);
     }
     const prm = await createPrm({
       backbone: { kind: 'folder', path: backbone },
       device: config.device,
+      input: config.prm.input,
       ...(config.prm.lora ? { lora: config.prm.lora } : {}),
     });
     const report = await prm.train(train, {
       epochs: config.prm.epochs,
       patience: config.prm.patience,
+      loss: config.prm.loss,
+      learningRate: config.prm.learningRate,
       loraLearningRate: config.prm.loraLearningRate,
       seed: config.seed,
       onEpoch: (epoch) => {

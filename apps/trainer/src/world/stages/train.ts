@@ -8,7 +8,7 @@ import type { Stage } from '../../pipeline/run-stages';
 import { runWorldAgent } from '../world-agent';
 import { evaluateWorldPolicy } from '../world-evaluation';
 import { POLICY_CHECKPOINTS, type WorldContext } from '../world-context';
-import { openWorldPolicy } from '../world-policy';
+import { openPlannerCheckpoint } from '../world-policy';
 import { agentSettingsOf } from '../world-runs';
 
 /** The credit of the config as DAPO's step-credit setting. */
@@ -36,15 +36,15 @@ export const trainStage: Stage<WorldContext> = {
     const { config, run, world } = context;
     const train = config.train;
     const dapoDir = run.checkpoint(POLICY_CHECKPOINTS.dapo);
-    const policy = await openWorldPolicy(context.policyDir, config.policy, {
-      seed: config.seed,
-      device: config.device,
-      checkpoint: join(run.paths.checkpoints, POLICY_CHECKPOINTS.warm),
-      // DAPO continues the warm start's Adam moments. Measured from the same warm start
-      // (60% held-out, lr 1e-3, 20 steps): continued moments 60% -> 63%, fresh moments
-      // 60% -> 43% (a fresh Adam's first steps move every parameter by about lr, noise included).
-      optimizerState: true,
+    // DAPO continues the warm start's Adam moments when it trains the warm adapter. Measured
+    // from the same warm start (60% held-out, lr 1e-3, 20 steps): continued moments 60% -> 63%,
+    // fresh moments 60% -> 43% (a fresh Adam's first steps move every parameter by about lr).
+    // With `train.lora` the adapter is new (B = 0) and so are its moments.
+    const policy = await openPlannerCheckpoint(context, POLICY_CHECKPOINTS.dapo, {
+      checkpoint: train.lora === null ? join(run.paths.checkpoints, POLICY_CHECKPOINTS.warm) : null,
     });
+    // The KL term's reference is the warm-started planner, frozen: a second copy of it.
+    const reference = train.klCoefficient > 0 ? await openPlannerCheckpoint(context, POLICY_CHECKPOINTS.warm) : undefined;
     let stepScorer: StepScorer | undefined;
     if (train.credit !== 'outcome') stepScorer = createPrmScorer(await loadPrm(join(run.paths.checkpoints, 'prm'), { device: config.device }));
     const agent = agentSettingsOf(context, policy.languageModel);
@@ -54,7 +54,8 @@ export const trainStage: Stage<WorldContext> = {
       config: {
         groupSize: train.groupSize,
         promptsPerBatch: train.promptsPerStep,
-        promptsPerMiniBatch: train.promptsPerStep,
+        promptsPerMiniBatch: train.promptsPerUpdate ?? train.promptsPerStep,
+        klCoefficient: train.klCoefficient,
         learningRate: train.learningRate,
         warmupSteps: train.warmupSteps,
         totalSteps: train.steps,
@@ -81,6 +82,7 @@ export const trainStage: Stage<WorldContext> = {
         return { reward: correct ? 1 : 0, correct };
       },
       ...(stepScorer ? { stepScorer } : {}),
+      ...(reference ? { referencePolicy: reference.policy } : {}),
       random: createRandom(config.seed).fork('dapo'),
       checkpointDir: dapoDir,
       evaluate: async (step) => {
@@ -111,6 +113,7 @@ export const trainStage: Stage<WorldContext> = {
     const final = run.checkpoint(POLICY_CHECKPOINTS.final);
     await policy.policy.save(final);
     await policy.policy.release();
+    await reference?.policy.release();
     return { steps: trainer.step, resumedAt, ...(stoppedEarly ? { stoppedEarly } : {}) };
   },
 };

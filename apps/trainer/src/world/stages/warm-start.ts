@@ -23,7 +23,7 @@ export const warmStartStage: Stage<WorldContext> = {
     const samples = await demonstrationSamples(world, 'train', context.tools.tools, {
       maxSteps: config.policy.maxSteps,
       maxTokens: config.policy.maxNewTokens,
-    });
+    }, { errors: { rate: config.warmStart.expertErrorRate, kinds: config.warmStart.expertMistakes, random: createRandom(config.seed).fork('expert-errors') } });
     // The planner (and its tokenizer) learn from the demonstrations of the first N tasks only.
     const { demonstrations } = config.warmStart;
     const taught = new Set(world.split('train').slice(0, demonstrations ?? undefined).map((task) => task.id));
@@ -75,6 +75,6 @@ export const warmStartStage: Stage<WorldContext> = {
     }
     if (epochs === 0) await policy.policy.save(checkpoint);
     await policy.policy.release();
-    return { demonstrations: trainingSamples.length, epochs, finalLoss: progress.losses.at(-1) ?? null };
+    return { demonstrations: taught.size, samples: trainingSamples.length, epochs, finalLoss: progress.losses.at(-1) ?? null };
   },
 };
