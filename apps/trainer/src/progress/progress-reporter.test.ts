@@ -42,6 +42,14 @@ describe('progress reporter', () => {
     expect(out).toEqual(['warn: CUDA unavailable, using CPU\n']);
   });
 
+  it('keeps the count of a stage that ended early instead of showing it complete', () => {
+    const { reporter, out } = capture('plain');
+    reporter.handle({ type: 'stage-start', stage: 'train', total: 32 });
+    reporter.handle({ type: 'progress', stage: 'train', completed: 24, total: 32 });
+    reporter.handle({ type: 'stage-end', stage: 'train' });
+    expect(out.at(-1)).toMatch(/✔ train .*24\/32/);
+  });
+
   it('marks stages finished in an earlier run as resumed', () => {
     const { reporter, out } = capture('plain');
     reporter.handle({ type: 'stage-end', stage: 'collect' });

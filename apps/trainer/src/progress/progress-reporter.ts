@@ -118,7 +118,9 @@ export function createProgressReporter(settings: ProgressReporterSettings): Prog
         } else {
           stage.status = 'done';
           stage.endedAt = now();
-          if (stage.total !== undefined) stage.completed = stage.total;
+          // A stage that never reported progress is complete; one that did keeps its count
+          // (DAPO stopped by dynamic sampling at step 24 of 32 shows 24/32, not 32/32).
+          if (stage.total !== undefined && stage.completed === 0) stage.completed = stage.total;
         }
         break;
       }

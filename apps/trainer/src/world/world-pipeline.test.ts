@@ -49,6 +49,25 @@ describe('agentflow run (shortened embedded default)', () => {
     expect(existsSync(join(out, 'checkpoints', 'prm', 'prm-config.json'))).toBe(true);
   }, 240_000);
 
+  it('trains a fresh DAPO adapter on the merged warm planner after a flawed teacher, with a chat PRM and a KL term', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'agentflow-run-')), 'run');
+    const result = agentflow('run', '--config', join(__dirname, '__fixtures__', 'short-run-imperfect-teacher.yaml'), '--out', out, '--quiet');
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const summary = runSummarySchema.parse(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')));
+    expect(summary.after.total).toBe(12);
+    // DAPO's adapter has the train.lora rank and sits on the warm planner with its adapter merged.
+    expect(existsSync(join(out, 'models', 'planner-warm', 'config.json'))).toBe(true);
+    const adapter = JSON.parse(readFileSync(join(out, 'checkpoints', 'policy-final', 'adapter_config.json'), 'utf8')) as { r: number };
+    expect(adapter.r).toBe(4);
+    expect(JSON.parse(readFileSync(join(out, 'checkpoints', 'prm', 'prm-config.json'), 'utf8')).settings.input).toBe('chat');
+    const state = stateOf(out) as { stages: Record<string, { result?: { demonstrations?: number } }> };
+    expect(state.stages['warm-start']?.result?.demonstrations).toBe(24);
+    // With the KL term on, DAPO needs the frozen warm planner as its reference: both steps ran with it.
+    const train = readJsonl<{ stage: string }>(join(out, 'metrics.jsonl')).filter((row) => row.stage === 'train');
+    expect(train).toHaveLength(2);
+  }, 240_000);
+
   it('resumes a run killed with SIGKILL without repeating finished work', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'agentflow-resume-')), 'run');
     const child = spawn('node', [cli, 'run', '--config', config, '--out', out, '--quiet'], { stdio: 'ignore' });
