@@ -83,7 +83,7 @@ export function evaluateWorldCode(code: string): number {
 function withMistake(world: TaskWorld, actions: readonly ExpertAction[], mistake: ExpertMistake, random: Random): ExpertAction[] | undefined {
   const python = actions.findIndex(isPython);
   if (python < 0) return undefined;
-  const code = String((actions[python]?.action_input as { code: unknown }).code);
+  const code = String((actions[python]!.action_input as { code: unknown }).code);
   const numbers = code.split(/[-+*]/);
   const operators = code.split(/\d+/).filter(Boolean);
   let changed: { index: number; action: ExpertAction } | undefined;
