@@ -25,6 +25,15 @@ function codeAndAnswer(samples: Awaited<ReturnType<typeof demonstrationSamples>>
 
 const factValue = (query: string) => Number(/\d+/.exec(world.corpus.find((document) => document.title === query)?.text ?? '')?.[0]);
 
+/** The exact expert's demonstrations and those with `kind` mistakes at rate 0.5, by task. */
+async function exactAndFlawed(kind: 'operator' | 'lookup', seed: number) {
+  const exact = codeAndAnswer(await demonstrationSamples(world, 'train', tools.tools, limits));
+  const flawed = codeAndAnswer(
+    await demonstrationSamples(world, 'train', tools.tools, limits, { errors: { rate: 0.5, kinds: [kind], random: createRandom(seed) } }),
+  );
+  return { exact, flawed };
+}
+
 describe('demonstrationSamples', () => {
   it('replays the exact expert by default: every demonstration answers its task', async () => {
     const samples = await demonstrationSamples(world, 'train', tools.tools, limits);
@@ -34,10 +43,7 @@ describe('demonstrationSamples', () => {
   });
 
   it('operator mistakes compute with another operator and answer what that code printed', async () => {
-    const exact = codeAndAnswer(await demonstrationSamples(world, 'train', tools.tools, limits));
-    const noisy = codeAndAnswer(
-      await demonstrationSamples(world, 'train', tools.tools, limits, { errors: { rate: 0.5, kinds: ['operator'], random: createRandom(1) } }),
-    );
+    const { exact, flawed: noisy } = await exactAndFlawed('operator', 1);
     let changed = 0;
     for (const [taskId, { queries, code, answer }] of noisy) {
       const original = exact.get(taskId)!;
@@ -57,10 +63,7 @@ describe('demonstrationSamples', () => {
   });
 
   it('lookup mistakes ask for another counted thing of the same entity and compute with what they found', async () => {
-    const exact = codeAndAnswer(await demonstrationSamples(world, 'train', tools.tools, limits));
-    const noisy = codeAndAnswer(
-      await demonstrationSamples(world, 'train', tools.tools, limits, { errors: { rate: 0.5, kinds: ['lookup'], random: createRandom(2) } }),
-    );
+    const { exact, flawed: noisy } = await exactAndFlawed('lookup', 2);
     let changed = 0;
     for (const [taskId, { queries, code, answer }] of noisy) {
       const original = exact.get(taskId)!;

@@ -84,42 +84,30 @@ function withMistake(world: TaskWorld, actions: readonly ExpertAction[], mistake
   const python = actions.findIndex(isPython);
   if (python < 0) return undefined;
   const code = String((actions[python]!.action_input as { code: unknown }).code);
-  const numbers = code.split(/[-+*]/);
-  const operators = code.split(/\d+/).filter(Boolean);
-  let changed: { index: number; action: ExpertAction } | undefined;
+  let numbers = code.split(/[-+*]/);
+  let operators = code.split(/\d+/).filter(Boolean);
+  const edits = new Map<number, ExpertAction>();
   if (mistake === 'operator') {
-    const wrong = operators.map((operator) => random.choice(['+', '-', '*'].filter((candidate) => candidate !== operator)));
-    const wrongCode = numbers.map((number, index) => (index === 0 ? number : `${wrong[index - 1]}${number}`)).join('');
-    changed = { index: python, action: { ...actions[python]!, action_input: { code: wrongCode } } };
+    operators = operators.map((operator) => random.choice(['+', '-', '*'].filter((candidate) => candidate !== operator)));
   } else {
     // The searches come in the code's operand order, one per number.
     const searches = actions.flatMap((action, index) => (index < python && !isPython(action) && action.action !== 'finish' ? [index] : []));
     if (searches.length !== numbers.length) return undefined;
+    const queryOf = (index: number) => String((actions[index]!.action_input as { query: unknown }).query);
     const which = random.int(0, searches.length - 1);
-    const query = String((actions[searches[which]!]!.action_input as { query: unknown }).query);
-    const [entity, attribute] = query.split(' ') as [string, string];
+    const [entity, attribute] = queryOf(searches[which]!).split(' ') as [string, string];
     // Another counted thing than any this demonstration looks up for the entity (a repeated search would end the run).
-    const queries = new Set(searches.map((index) => String((actions[index]!.action_input as { query: unknown }).query)));
+    const queries = new Set(searches.map(queryOf));
     const others = TASK_WORLD_ATTRIBUTES.filter((candidate) => candidate !== attribute && !queries.has(`${entity} ${candidate}`));
     if (others.length === 0) return undefined;
-    const other = random.choice(others);
-    const fact = world.corpus.find((document) => document.title === `${entity} ${other}`);
-    const value = fact ? /\d+/.exec(fact.text)?.[0] : undefined;
+    const wrongQuery = `${entity} ${random.choice(others)}`;
+    const value = /\d+/.exec(world.corpus.find((document) => document.title === wrongQuery)?.text ?? '')?.[0];
     if (value === undefined) return undefined;
-    const wrongQuery = `${entity} ${other}`;
-    const wrongCode = numbers.map((number, index) => (index === which ? value : number)).map((number, index) => (index === 0 ? number : `${operators[index - 1]}${number}`)).join('');
-    const search = searches[which]!;
-    return actions.map((action, index) => {
-      if (index === search) return { ...action, thought: `find ${wrongQuery}`, action_input: { query: wrongQuery } };
-      if (index === python) return { ...action, action_input: { code: wrongCode } };
-      if (index > python && action.action === 'finish') return { ...action, action_input: String(evaluateWorldCode(wrongCode)) };
-      return action;
-    });
+    numbers = numbers.map((number, index) => (index === which ? value : number));
+    edits.set(searches[which]!, { ...actions[searches[which]!]!, thought: `find ${wrongQuery}`, action_input: { query: wrongQuery } });
   }
-  const answer = String(evaluateWorldCode(String((changed.action.action_input as { code: string }).code)));
-  return actions.map((action, index) => {
-    if (index === changed.index) return changed.action;
-    if (index > python && action.action === 'finish') return { ...action, action_input: answer };
-    return action;
-  });
+  const wrongCode = numbers.map((number, index) => (index === 0 ? number : `${operators[index - 1]}${number}`)).join('');
+  edits.set(python, { ...actions[python]!, action_input: { code: wrongCode } });
+  const answer = String(evaluateWorldCode(wrongCode));
+  return actions.map((action, index) => edits.get(index) ?? (index > python && action.action === 'finish' ? { ...action, action_input: answer } : action));
 }
