@@ -104,6 +104,8 @@ export {
   type PrmTrainingSettings,
 } from './model/prm-training-settings';
 export { createPrm, type Prm } from './model/prm';
+/** The planner's confidence in a trajectory, the head's extra inputs with `confidence: true`. */
+export { CONFIDENCE_FEATURE_COUNT, confidenceFeatures } from './model/confidence-features';
 /** The regression head and its loss. */
 export type { HeadParameters, PrmLoss } from './model/head-graph';
 /** Checkpoints: `prm-config.json`, `prm-head.safetensors`, `adapter/` (PEFT). */

@@ -25,6 +25,13 @@ export interface StepScoringInput {
    */
   prompt?: ChatMessage[];
   completion?: string;
+  /**
+   * The policy's log-probability of each token of the decision as it was sampled: how sure
+   * the planner was of it (a PRM with `confidence` features reads it). Absent when not recorded.
+   */
+  completionLogprobs?: number[];
+  /** The same for each `history` decision, aligned with `history`; absent unless every one was recorded. */
+  historyLogprobs?: number[][];
 }
 
 /** The PRM as the trainer sees it. Scores are in [0, 1]; a null action scores 0. */
@@ -44,9 +51,14 @@ export function stepObservation(step: Pick<Step, 'toolResult'>): string {
  * that parsed with what their tools returned, the decision (null for a format error) and the
  * step as the planner saw and wrote it. A step's own tool output is never part of its input.
  */
-export function stepScoringInputs(trajectory: { question: string; steps: ReadonlyArray<Pick<Step, 'action' | 'toolResult' | 'prompt' | 'completion'>> }): StepScoringInput[] {
+export function stepScoringInputs(trajectory: {
+  question: string;
+  steps: ReadonlyArray<Pick<Step, 'action' | 'toolResult' | 'prompt' | 'completion' | 'completionLogprobs'>>;
+}): StepScoringInput[] {
   const history: PlannerAction[] = [];
   const observations: string[] = [];
+  // Undefined from the first parsed decision without recorded log-probs on.
+  let historyLogprobs: number[][] | undefined = [];
   return trajectory.steps.map((step) => {
     const input: StepScoringInput = {
       question: trajectory.question,
@@ -55,10 +67,13 @@ export function stepScoringInputs(trajectory: { question: string; steps: Readonl
       action: step.action,
       prompt: step.prompt,
       completion: step.completion,
+      ...(step.completionLogprobs === undefined ? {} : { completionLogprobs: step.completionLogprobs }),
+      ...(historyLogprobs === undefined ? {} : { historyLogprobs: [...historyLogprobs] }),
     };
     if (step.action !== null) {
       history.push(step.action);
       observations.push(stepObservation(step));
+      historyLogprobs = step.completionLogprobs === undefined ? undefined : historyLogprobs?.concat([step.completionLogprobs]);
     }
     return input;
   });

@@ -45,6 +45,14 @@ export const prmStepSchema = z
       .optional()
       .describe("The planner's prompt messages for this step (what a PRM with input 'chat' reads); absent in older label files."),
     completion: z.string().optional().describe("The planner's raw output for this step (what a PRM with input 'chat' reads)."),
+    completionLogprobs: z
+      .array(z.number())
+      .optional()
+      .describe("The sampling log-prob of each token of the completion (what a PRM with confidence features reads); absent in older label files."),
+    historyLogprobs: z
+      .array(z.array(z.number()))
+      .optional()
+      .describe("The same for each history decision, aligned with history; absent unless every one was recorded."),
     outcomeReward: z.number().optional().describe("The trajectory's outcome reward (1 correct, 0 wrong by default)."),
   })
   .strict();

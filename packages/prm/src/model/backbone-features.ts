@@ -14,6 +14,8 @@ import { createGraphBuilder, type GraphBuilder, type HostTensor, type TensorRunt
 /** Graph names of the feature graph's own input and output. */
 export const LAST_TOKEN = 'last_token';
 export const FEATURES_OUTPUT = 'features';
+/** Graph name of the extra head inputs of the LoRA training graph (confidence features). */
+export const CONFIDENCE = 'confidence';
 
 /**
  * The backbone as the PRM uses it: the final-norm hidden state of the last real token of

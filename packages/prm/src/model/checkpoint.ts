@@ -18,7 +18,7 @@ export const prmCheckpointSchema = z
     format: z.literal('agentflow-prm').describe('Marks the folder as a PRM checkpoint.'),
     version: z.literal(1).describe('Layout version of the folder.'),
     settings: prmSettingsSchema.describe('The settings the PRM was created with (backbone, LoRA, limits).'),
-    hiddenSize: z.number().int().positive().describe('Width of the head: the backbone hidden size.'),
+    hiddenSize: z.number().int().positive().describe('Width of the head: the backbone hidden size, plus the confidence features when they are on.'),
     trainingLabelMean: z.number().optional().describe('Mean training label (the constant baseline), once trained.'),
   })
   .strict();

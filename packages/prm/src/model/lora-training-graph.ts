@@ -8,7 +8,7 @@ import {
   type Qwen3Config,
 } from '@agentflow/models';
 import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
-import { LAST_TOKEN } from './backbone-features';
+import { CONFIDENCE, LAST_TOKEN } from './backbone-features';
 import { HEAD_BIAS, HEAD_WEIGHT, LABELS, LOSS, type PrmLoss } from './head-graph';
 
 /** The names of the trainable graph inputs: every LoRA matrix, then the head. */
@@ -21,17 +21,27 @@ export function loraTrainableNames(layout: LoraLayout): string[] {
 }
 
 /**
- * Backbone with LoRA, last-token selection, the sigmoid head and the loss in one graph,
+ * Backbone with LoRA, last-token selection, the sigmoid head and the loss in one graph
+ * (with `extraFeatures`, a `confidence` input [batch, extraFeatures] the head also reads),
  * with the gradients of the loss with respect to every LoRA matrix and the head
  * (outputs `grad.<input name>`). The base weights are frozen initializers.
  */
-export function buildLoraTrainingGraph(config: Qwen3Config, weights: ModelWeights, layout: LoraLayout, loss: PrmLoss): GraphBuilder {
+export function buildLoraTrainingGraph(
+  config: Qwen3Config,
+  weights: ModelWeights,
+  layout: LoraLayout,
+  loss: PrmLoss,
+  extraFeatures = 0,
+): GraphBuilder {
   const graph = createGraphBuilder({ name: `prm-lora-train-${loss}` });
   const lora = declareLoraInputs(graph, layout);
   const decoder = buildDecoder(graph, config, weights, { kvCache: false, lora });
   const lastToken = graph.input(LAST_TOKEN, 'float32', ['batch', 'sequence']); // [batch, sequence]
-  const features = graph.reduceSum(graph.mul(decoder.hidden, graph.unsqueeze(lastToken, [2])), [1]); // [batch, hidden]
-  const weight = graph.input(HEAD_WEIGHT, 'float32', [config.hiddenSize, 1]);
+  const hidden = graph.reduceSum(graph.mul(decoder.hidden, graph.unsqueeze(lastToken, [2])), [1]); // [batch, hidden]
+  // With extra features (confidence), the head reads [hidden, extra] side by side.
+  const features =
+    extraFeatures > 0 ? graph.concat([hidden, graph.input(CONFIDENCE, 'float32', ['batch', extraFeatures])], 1) : hidden;
+  const weight = graph.input(HEAD_WEIGHT, 'float32', [config.hiddenSize + extraFeatures, 1]);
   const bias = graph.input(HEAD_BIAS, 'float32', [1]);
   const scores = graph.sigmoid(graph.squeeze(graph.add(graph.matmul(features, weight), bias), [1])); // [batch]
   const labels = graph.input(LABELS, 'float32', ['batch']);

@@ -15,15 +15,19 @@ import { createRuntime, type TensorSession } from '@agentflow/tensor';
 import type { PrmExample } from '../example/prm-example';
 import { renderStepInput } from '../example/render-input';
 import { createFeatureExtractor, type FeatureExtractor } from './backbone-features';
+import { CONFIDENCE_FEATURE_COUNT, confidenceFeatures } from './confidence-features';
 import { createHeadSessions, type HeadParameters, type HeadSessions } from './head-graph';
 import { type PrmConfig, type PrmSettings, prmSettingsSchema } from './prm-settings';
 import { type PrmTrainingReport, type PrmTrainingSettings, prmTrainingSettingsSchema } from './prm-training-settings';
 import { buildLoraTrainingGraph } from './lora-training-graph';
-import { createHeadTrainer } from './train-head';
+import { createHeadTrainer, pickRows } from './train-head';
 import { createLoraTrainer } from './train-lora';
 import { runTrainingLoop, type TrainableScorer } from './training-loop';
 
-/** A process reward model: a Qwen3 backbone and a sigmoid regression head on its last token. */
+/**
+ * A process reward model: a Qwen3 backbone and a sigmoid regression head on its last token
+ * (and, with `confidence`, on the planner's confidence features too).
+ */
 export interface Prm {
   readonly config: PrmConfig;
   readonly model: Qwen3Model;
@@ -100,14 +104,30 @@ export async function assemblePrm(
     batchSize: config.batchSize,
     ...(layout ? { lora: layout } : {}),
   });
-  let heads: HeadSessions = await createHeadSessions(runtime, hiddenSize);
-  const head: HeadParameters = state.head ?? { weight: new Float32Array(hiddenSize), bias: new Float32Array(1) };
-  if (head.weight.length !== hiddenSize) {
+  const extraFeatures = config.confidence ? CONFIDENCE_FEATURE_COUNT : 0;
+  const headWidth = hiddenSize + extraFeatures;
+  let heads: HeadSessions = await createHeadSessions(runtime, headWidth);
+  const head: HeadParameters = state.head ?? { weight: new Float32Array(headWidth), bias: new Float32Array(1) };
+  if (head.weight.length !== headWidth) {
     throw new AgentFlowError({
       code: 'SHAPE_MISMATCH',
-      message: `The PRM head has ${head.weight.length} weights but the backbone's hidden size is ${hiddenSize}.`,
+      message: `The PRM head has ${head.weight.length} weights but reads ${headWidth} features (hidden size ${hiddenSize}${extraFeatures ? ` and ${extraFeatures} confidence features` : ''}).`,
     });
   }
+  /** The confidence features of each input, [rows, extraFeatures] row-major (empty without them). */
+  const extrasOf = (inputs: readonly (StepScoringInput & { id?: string })[]) =>
+    Float32Array.from(inputs.flatMap((input) => (extraFeatures ? confidenceFeatures(input) : [])));
+  /** The head's input rows: each row's hidden state, then its extra features. */
+  const headInputs = (hidden: Float32Array, extras: Float32Array) => {
+    if (!extraFeatures) return hidden;
+    const rows = hidden.length / hiddenSize;
+    const out = new Float32Array(rows * headWidth);
+    for (let row = 0; row < rows; row++) {
+      out.set(hidden.subarray(row * hiddenSize, (row + 1) * hiddenSize), row * headWidth);
+      out.set(extras.subarray(row * extraFeatures, (row + 1) * extraFeatures), row * headWidth + hiddenSize);
+    }
+    return out;
+  };
   const keepEnd = (ids: number[]) => (ids.length > config.maxTokens ? ids.slice(ids.length - config.maxTokens) : ids);
   const encode = (text: string) => keepEnd(backbone.encode(text));
   const encodeStep = (input: StepScoringInput & { id?: string }) =>
@@ -125,11 +145,10 @@ export async function assemblePrm(
       const scores = new Array<number>(inputs.length).fill(0);
       const indices = inputs.flatMap((input, index) => (input.action === null ? [] : [index]));
       if (indices.length === 0) return scores;
-      const features = await extractor.features(
-        indices.map((index) => encodeStep(inputs[index]!)),
-        adapter,
-      );
-      const values = await heads.score(features, head);
+      const scored = indices.map((index) => inputs[index]!);
+      const extras = extrasOf(scored);
+      const hidden = await extractor.features(scored.map(encodeStep), adapter);
+      const values = await heads.score(headInputs(hidden, extras), head);
       indices.forEach((index, row) => {
         scores[index] = values[row]!;
       });
@@ -148,15 +167,16 @@ export async function assemblePrm(
         }
       }
       const tokens = usable.map((example) => encodeStep(example));
+      const extras = extrasOf(usable);
       const labels = Float32Array.from(usable, (example) => example.label);
       await heads.release();
-      heads = await createHeadSessions(runtime, hiddenSize, training.loss);
+      heads = await createHeadSessions(runtime, headWidth, training.loss);
       let trainer: TrainableScorer;
       let loraSession: TensorSession | undefined;
       if (adapter && layout) {
         loraSession = await createGraphSession(
           runtime,
-          buildLoraTrainingGraph(model.config, model.weights, layout, training.loss),
+          buildLoraTrainingGraph(model.config, model.weights, layout, training.loss, extraFeatures),
           'prm-lora-train',
         );
         trainer = createLoraTrainer({
@@ -167,17 +187,24 @@ export async function assemblePrm(
           tokens,
           labels,
           hiddenSize,
+          ...(extraFeatures ? { extra: { features: extras, width: extraFeatures } } : {}),
           learningRate: training.learningRate,
           loraLearningRate: training.loraLearningRate,
           weightDecay: training.weightDecay,
           predict: async (indices) =>
-            heads.score(await extractor.features(indices.map((index) => tokens[index]!), adapter), head),
+            heads.score(
+              headInputs(
+                await extractor.features(indices.map((index) => tokens[index]!), adapter),
+                pickRows(extras, indices, extraFeatures),
+              ),
+              head,
+            ),
         });
       } else {
         trainer = createHeadTrainer({
           head: heads,
           parameters: head,
-          features: await extractor.features(tokens),
+          features: headInputs(await extractor.features(tokens), extras),
           labels,
           learningRate: training.learningRate,
           weightDecay: training.weightDecay,

@@ -1,9 +1,9 @@
 import { type LoraAdapter, type LoraLayout, loraFeeds, loraInputName } from '@agentflow/models';
-import { createAdamW, type TensorSession } from '@agentflow/tensor';
-import { paddedFeeds } from './backbone-features';
+import { createAdamW, type HostTensor, type TensorSession } from '@agentflow/tensor';
+import { CONFIDENCE, paddedFeeds } from './backbone-features';
 import { HEAD_BIAS, HEAD_WEIGHT, type HeadParameters, LABELS, LOSS } from './head-graph';
 import { loraTrainableNames } from './lora-training-graph';
-import { resetHead } from './train-head';
+import { pickRows, resetHead } from './train-head';
 import type { TrainableScorer } from './training-loop';
 
 /**
@@ -19,12 +19,20 @@ export function createLoraTrainer(settings: {
   tokens: readonly (readonly number[])[];
   labels: Float32Array;
   hiddenSize: number;
+  /** Extra head inputs per row ([rows, extraFeatures] row-major), after the hidden state. */
+  extra?: { features: Float32Array; width: number };
   learningRate: number;
   loraLearningRate: number;
   weightDecay: number;
   predict: (indices: readonly number[]) => Promise<ArrayLike<number>>;
 }): TrainableScorer {
-  const { session, layout, adapter, parameters, tokens, labels, hiddenSize } = settings;
+  const { session, layout, adapter, parameters, tokens, labels, hiddenSize, extra } = settings;
+  const headWidth = hiddenSize + (extra?.width ?? 0);
+  const extraFeeds = (batch: readonly number[]): Record<string, HostTensor> => {
+    if (!extra) return {};
+    const rows = pickRows(extra.features, batch, extra.width);
+    return { [CONFIDENCE]: { dtype: 'float32', shape: [batch.length, extra.width], data: rows } };
+  };
   const headOptimizer = createAdamW({
     schedule: { kind: 'constant', learningRate: settings.learningRate },
     weightDecay: settings.weightDecay,
@@ -45,7 +53,8 @@ export function createLoraTrainer(settings: {
         {
           ...paddedFeeds(batch.map((index) => tokens[index]!)),
           ...loraFeeds(layout, adapter),
-          [HEAD_WEIGHT]: { dtype: 'float32', shape: [hiddenSize, 1], data: parameters.weight },
+          ...extraFeeds(batch),
+          [HEAD_WEIGHT]: { dtype: 'float32', shape: [headWidth, 1], data: parameters.weight },
           [HEAD_BIAS]: { dtype: 'float32', shape: [1], data: parameters.bias },
           [LABELS]: { dtype: 'float32', shape: [batch.length], data: Float32Array.from(batch, (index) => labels[index]!) },
         },

@@ -1,0 +1,110 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRandom } from '@agentflow/core';
+import { describe, expect, it } from 'vitest';
+import type { PrmExample } from '../example/prm-example';
+import { constantPredictorMse, meanSquaredError } from '../metrics/regression';
+import { loadPrm, savePrm } from './checkpoint';
+import { confidenceFeatures } from './confidence-features';
+import { createPrm } from './prm';
+
+/**
+ * Trajectories of three steps whose text says nothing about the label: every decision is the
+ * same search. Each token was sampled with p 0.9, except that with chance 0.4 one decision
+ * was drawn against the planner's judgement (one token at p 0.05), and from that decision on
+ * the trajectory fails (label 0); before it, and in trajectories without one, steps are right (1).
+ */
+function confidenceExamples(count: number, seed: number): PrmExample[] {
+  const random = createRandom(seed);
+  const examples: PrmExample[] = [];
+  for (let t = 0; t < count; t++) {
+    const slip = random.next() < 0.4 ? random.int(0, 2) : -1;
+    const history: PrmExample['history'] = [];
+    const historyLogprobs: number[][] = [];
+    for (let stepIndex = 0; stepIndex < 3; stepIndex++) {
+      const action = { thought: 'look it up', action: 'search', action_input: 'Riri cats' };
+      const completionLogprobs = [Math.log(0.9), stepIndex === slip ? Math.log(0.05) : Math.log(0.9), Math.log(0.9)];
+      examples.push({
+        id: `c${seed}-t${t}:${stepIndex}`,
+        trajectoryId: `c${seed}-t${t}`,
+        stepIndex,
+        question: 'How many cats does Riri have?',
+        history: [...history],
+        action,
+        completionLogprobs,
+        historyLogprobs: [...historyLogprobs],
+        label: slip >= 0 && stepIndex >= slip ? 0 : 1,
+        provenance: { labeller: 'monte-carlo', samples: 4, successes: 0 },
+      });
+      history.push(action);
+      historyLogprobs.push(completionLogprobs);
+    }
+  }
+  return examples;
+}
+
+describe('confidenceFeatures', () => {
+  it("gives the decision's log-likelihood, its least likely token, and the least likely token so far", () => {
+    const [example] = confidenceExamples(1, 1).slice(2);
+    const features = confidenceFeatures({ ...example!, completionLogprobs: [-0.1, -0.5], historyLogprobs: [[-0.2], [-2, -0.01]] });
+    expect(features[0]).toBeCloseTo(-0.6, 10);
+    expect(features[1]).toBe(-0.5);
+    expect(features[2]).toBe(-2);
+    // A token the sampler could not have drawn stays finite; a positive log-prob is refused by value.
+    expect(confidenceFeatures({ ...example!, completionLogprobs: [Number.NEGATIVE_INFINITY], historyLogprobs: [[0], [0]] })[2]).toBe(-30);
+    expect(() => confidenceFeatures({ ...example!, completionLogprobs: [0.5], historyLogprobs: [[0], [0]] })).toThrow(/is 0.5; log-probs are numbers <= 0/);
+  });
+
+  it('names the step whose log-probs were not recorded', () => {
+    const [example] = confidenceExamples(1, 1).slice(1);
+    const { historyLogprobs: _history, ...withoutHistory } = example!;
+    expect(() => confidenceFeatures(withoutHistory)).toThrow(/step c1-t0:1 has no historyLogprobs/);
+    expect(() => confidenceFeatures({ ...example!, historyLogprobs: [] })).toThrow(/0 historyLogprobs for 1 history decisions/);
+  });
+});
+
+describe('a PRM with confidence features', () => {
+  const train = confidenceExamples(60, 2);
+  const heldOut = confidenceExamples(30, 3);
+  const labels = heldOut.map((example) => example.label);
+
+  it('learns what only the confidence shows, where the same PRM without it stays at the constant', async () => {
+    const withConfidence = await createPrm({ device: 'cpu', intraOpThreads: 1, maxTokens: 128, confidence: true });
+    const report = await withConfidence.train(train, { epochs: 150, patience: 30 });
+    const mse = meanSquaredError(await withConfidence.score(heldOut), labels);
+    const constant = constantPredictorMse(labels, report.trainingLabelMean);
+    const textOnly = await createPrm({ device: 'cpu', intraOpThreads: 1, maxTokens: 128 });
+    const textReport = await textOnly.train(train, { epochs: 150, patience: 30 });
+    const textMse = meanSquaredError(await textOnly.score(heldOut), labels);
+    console.log(JSON.stringify({ mse, textMse, constant, textConstant: constantPredictorMse(labels, textReport.trainingLabelMean) }));
+    expect(mse).toBeLessThan(0.3 * constant);
+    expect(textMse).toBeGreaterThan(0.8 * constant);
+
+    // The head is [hidden, 3] wide in the checkpoint, and the features come back with it.
+    const dir = join(mkdtempSync(join(tmpdir(), 'prm-confidence-')), 'prm');
+    await savePrm(withConfidence, dir);
+    const loaded = await loadPrm(dir, { device: 'cpu' });
+    expect(loaded.config.confidence).toBe(true);
+    expect(loaded.head.weight.length).toBe(withConfidence.model.config.hiddenSize + 3);
+    expect(await loaded.score(heldOut)).toEqual(await withConfidence.score(heldOut));
+    const { completionLogprobs: _logprobs, ...unrecorded } = heldOut[0]!;
+    await expect(loaded.score([unrecorded])).rejects.toThrow(/no completionLogprobs/);
+    await Promise.all([withConfidence.release(), textOnly.release(), loaded.release()]);
+  });
+
+  it('trains them with LoRA on the backbone too', async () => {
+    const prm = await createPrm({
+      device: 'cpu',
+      intraOpThreads: 1,
+      maxTokens: 128,
+      confidence: true,
+      lora: { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
+    });
+    const report = await prm.train(train, { epochs: 12, patience: 12, batchSize: 30, learningRate: 0.05 });
+    const mse = meanSquaredError(await prm.score(heldOut), labels);
+    console.log(JSON.stringify({ loraMse: mse, losses: report.epochs.map((epoch) => epoch.trainLoss.toFixed(3)) }));
+    expect(mse).toBeLessThan(0.5 * constantPredictorMse(labels, report.trainingLabelMean));
+    await prm.release();
+  });
+});
