@@ -60,6 +60,31 @@ describe('addClippedSurrogate (ONNX graph, autodiff on ONNX Runtime)', () => {
     await runner.session.release();
   });
 
+  it('bounds the KL term as verl does: a token far from its reference adds 10 and no gradient', async () => {
+    const settings = { epsLow: 0.2, epsHigh: 0.28, klCoefficient: 0.5 };
+    const runner = await buildRunner(settings);
+    // Token 0: the policy finds it e^15 times less likely than the reference; token 1: e^25 more; token 2: close.
+    const next = [[-15.1, -0.1, -0.5]];
+    const old = [[-15.1, -0.1, -0.5]];
+    const reference = [[-0.1, -25.1, -0.4]];
+    const advantages = [[0, 0, 0]];
+    const weights = [[1, 1, 1]];
+    const graph = await runner.run({ new: next, old, advantages, weights, reference });
+    const typed = clippedSurrogate(
+      { newLogprobs: next.flat(), oldLogprobs: old.flat(), advantages: advantages.flat(), tokenWeights: weights.flat(), referenceLogprobs: reference.flat() },
+      settings,
+    );
+    const close = Math.exp(0.1) - 0.1 - 1;
+    expect(typed.referenceKl).toBeCloseTo(10 + 10 + close, 10);
+    expect(graph.loss).toBeCloseTo(0.5 * (20 + close), 5);
+    expect([graph.gradient[0], graph.gradient[1]]).toEqual([0, 0]);
+    expect(graph.gradient[2]).toBeCloseTo(0.5 * (1 - Math.exp(0.1)), 6);
+    typed.gradient.forEach((value, index) => {
+      expect(graph.gradient[index]).toBeCloseTo(value, 6);
+    });
+    await runner.session.release();
+  });
+
   it('matches the typed-array implementation on random batches, KL term included', async () => {
     const settings = { epsLow: 0.2, epsHigh: 0.28, klCoefficient: 0.05 };
     const runner = await buildRunner(settings);

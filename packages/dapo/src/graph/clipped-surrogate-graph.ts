@@ -1,5 +1,6 @@
 import { AgentFlowError, type PolicyObjective, describeValue } from '@agentflow/core';
 import type { GraphBuilder, SymbolicTensor } from '@agentflow/tensor';
+import { KL_LOG_RATIO_BOUND, KL_TOKEN_BOUND } from '../math/reference-kl';
 
 export interface SurrogateGraphSettings {
   epsLow: number;
@@ -67,8 +68,13 @@ export function clippedSurrogateTerms(g: GraphBuilder, tensors: SurrogateTensors
     if (tensors.referenceLogprobs === undefined) {
       throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `klCoefficient ${beta} needs a referenceLogprobs tensor.` });
     }
-    const logReferenceOverNew = g.where(counted, g.sub(tensors.referenceLogprobs, newLogprobs), 0);
-    const k3 = g.sub(g.sub(g.exp(logReferenceOverNew), logReferenceOverNew), 1); // [batch, seq]
+    // Bounded as in boundedK3: the log-ratio to +-KL_LOG_RATIO_BOUND, each token to KL_TOKEN_BOUND.
+    const logReferenceOverNew = g.clip(
+      g.where(counted, g.sub(tensors.referenceLogprobs, newLogprobs), 0),
+      -KL_LOG_RATIO_BOUND,
+      KL_LOG_RATIO_BOUND,
+    );
+    const k3 = g.clip(g.sub(g.sub(g.exp(logReferenceOverNew), logReferenceOverNew), 1), 0, KL_TOKEN_BOUND); // [batch, seq]
     loss = g.add(loss, g.mul(g.reduceSum(g.mul(k3, tokenWeights), axes), beta));
   }
   const countedFloat = g.cast(counted, 'float32');

@@ -102,6 +102,24 @@ describe('createDapoTrainer on a two-action task (exact-gradient softmax policy)
     );
   });
 
+  it('reports how far the policy has moved from its reference, which the KL term holds back', async () => {
+    const run = async (klCoefficient: number) => {
+      const reference = createTwoActionPolicy({ prompts: prompts.length + 1 });
+      const { trainer, metrics } = setup(3, { referencePolicy: reference }, { klCoefficient, totalSteps: 8 });
+      await trainer.run();
+      return metrics.map((step) => step.referenceKl as number);
+    };
+    const free = await run(0);
+    const held = await run(1);
+    // Step 1 samples from the reference itself; then the policy moves away.
+    expect(free[0]).toBeCloseTo(0, 12);
+    expect(free.at(-1)).toBeGreaterThan(0.01);
+    expect(held.at(-1)).toBeLessThan(free.at(-1) as number);
+    const { trainer, metrics } = setup(3, {}, { totalSteps: 1 });
+    await trainer.run();
+    expect(metrics[0]?.referenceKl).toBeNull();
+  });
+
   it('learns with process credit from a StepScorer on two-step trajectories', async () => {
     const finishPromptId = prompts.length;
     const seen: StepScoringInput[] = [];

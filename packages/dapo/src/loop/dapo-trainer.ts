@@ -10,6 +10,7 @@ import {
 import PQueue from 'p-queue';
 import { type DapoConfig, type DapoConfigInput, parseDapoConfig } from '../config/dapo-config';
 import { collectGroups } from '../sampling/collect-groups';
+import { boundedK3 } from '../math/reference-kl';
 import { loadLatestCheckpoint, saveCheckpoint } from './checkpoint-store';
 import { type DataCursor, createDataCursor } from './data-cursor';
 import { type OutcomeScore, type ScoredGroup, rolloutScoredGroup } from './scored-group';
@@ -130,6 +131,13 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
     // Old log-probs from the training engine itself, once, before the first update.
     const oldLogprobs = await chunkedLogprobs(policy, rows);
     const referenceLogprobs = settings.referencePolicy ? await chunkedLogprobs(settings.referencePolicy, rows) : undefined;
+    const referenceKl = createWeightedMean();
+    referenceLogprobs?.forEach((reference, index) => {
+      const current = oldLogprobs[index] as number[];
+      // The KL term's own estimate: k3 per token, bounded.
+      const sum = reference.reduce((total, value, token) => total + boundedK3(value, current[token] as number).value, 0);
+      referenceKl.add(sum / Math.max(1, reference.length), reference.length);
+    });
     const samplerMismatch = createWeightedMean();
     rows.forEach((row, index) => {
       const sampled = row.samplingLogprobs;
@@ -180,6 +188,7 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
       loss: updates === 0 ? 0 : lossSum / updates,
       clipFraction: clipFraction.value(),
       approxKl: approxKl.value(),
+      referenceKl: referenceKl.value(),
       entropy: entropy.value(),
       samplerMismatch: samplerMismatch.value(),
       gradNorm: updates === 0 ? 0 : gradNormSum / updates,

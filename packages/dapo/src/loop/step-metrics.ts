@@ -22,6 +22,12 @@ export interface DapoStepMetrics {
   /** Token-weighted means over the updates; null when the policy does not report them. */
   clipFraction: number | null;
   approxKl: number | null;
+  /**
+   * Token mean of the k3 estimate of KL(policy || reference) on the batch, before the step's
+   * updates: how far training has moved the policy from its reference (what the KL term
+   * pulls back). Null without a reference policy.
+   */
+  referenceKl: number | null;
   entropy: number | null;
   /**
    * Mean |old - sampling| log-prob over tokens whose sampler reported log-probs: how far the

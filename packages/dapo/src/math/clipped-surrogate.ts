@@ -1,4 +1,5 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
+import { boundedK3 } from './reference-kl';
 
 /** Flat per-token inputs of the clipped surrogate; every array is [tokens]. */
 export interface ClippedSurrogateInput {
@@ -14,7 +15,7 @@ export interface ClippedSurrogateInput {
 export interface ClippedSurrogateSettings {
   epsLow: number;
   epsHigh: number;
-  /** Coefficient of the k3 KL estimator against the reference policy; 0 (default) turns it off. */
+  /** Coefficient of the k3 KL estimator against the reference policy (bounded: see boundedK3); 0 (default) turns it off. */
   klCoefficient?: number;
 }
 
@@ -29,7 +30,7 @@ export interface ClippedSurrogateResult {
   highClipFraction: number;
   /** Mean over counted tokens of k3(old, new): an estimate of KL(new || old). */
   approxKl: number;
-  /** Weighted sum of k3(reference, new), the KL term before its coefficient (0 when off). */
+  /** Weighted sum of the bounded k3(reference, new), the KL term before its coefficient (0 when off). */
   referenceKl: number;
   /** Number of counted tokens. */
   tokens: number;
@@ -103,10 +104,9 @@ export function clippedSurrogate(
     const logOldOverNew = logOld - logNew;
     approxKlSum += Math.exp(logOldOverNew) - logOldOverNew - 1;
     if (beta !== 0) {
-      const logReferenceOverNew = (reference?.[token] as number) - logNew;
-      referenceKl += weight * (Math.exp(logReferenceOverNew) - logReferenceOverNew - 1);
-      // d k3 / d new = 1 - exp(reference - new)
-      gradient[token] = (gradient[token] as number) + beta * weight * (1 - Math.exp(logReferenceOverNew));
+      const k3 = boundedK3(reference?.[token] as number, logNew);
+      referenceKl += weight * k3.value;
+      gradient[token] = (gradient[token] as number) + beta * weight * k3.gradient;
     }
   }
   return {
