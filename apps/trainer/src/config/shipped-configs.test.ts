@@ -17,13 +17,13 @@ describe('shipped configs', () => {
     expect(config.label.kind).toBe('judge');
   });
 
-  it('configs/imperfect-teacher.yaml is the default world with a flawed teacher, a chat PRM and a fresh DAPO adapter', () => {
-    const config = loadConfig(join(configs, 'imperfect-teacher.yaml'), runConfigSchema);
+  it('configs/exact-teacher.yaml is the default world with an exact teacher on 200 tasks, a text PRM and DAPO on the warm adapter', () => {
+    const config = loadConfig(join(configs, 'exact-teacher.yaml'), runConfigSchema);
     const defaults = runConfigSchema.parse({});
     expect(config.task).toEqual(defaults.task);
     expect(config.policy).toEqual(defaults.policy);
-    expect(config.warmStart).toMatchObject({ demonstrations: null, expertErrorRate: 0.3, expertMistakes: ['operator'] });
-    expect(config.prm).toMatchObject({ input: 'chat', loss: 'bce', learningRate: 0.001 });
-    expect(config.train).toMatchObject({ credit: 'mix', lora: { rank: 16, alpha: 32 }, learningRate: 0.01 });
+    expect(config.warmStart).toMatchObject({ epochs: 20, demonstrations: 200, expertErrorRate: 0 });
+    expect(config.prm).toMatchObject({ input: 'text', confidence: false, loss: 'mse', lora: { rank: 16, alpha: 32 } });
+    expect(config.train).toMatchObject({ credit: 'process', lora: null, learningRate: 3e-4, promptsPerStep: 4, klCoefficient: 0 });
   });
 });

@@ -81,7 +81,19 @@ export function formatDryRun(config: RunConfig, checks: readonly DryRunCheck[], 
   const lines = [
     `Plan for ${config.name} (seed ${config.seed}, device ${config.device}, credit ${config.train.credit}):`,
     `  stages: ${stages.join(' -> ')}`,
-    `  DAPO: ${config.train.steps} steps x ${config.train.promptsPerStep} prompts x G=${config.train.groupSize}, lr ${config.train.learningRate}`,
+    ...(config.warmStart.epochs > 0 && config.task.kind === 'world'
+      ? [
+          `  warm start: ${config.warmStart.epochs} epochs on the demonstrations of ${config.warmStart.demonstrations ?? 'all'} training tasks${
+            config.warmStart.expertErrorRate > 0
+              ? `, ${Math.round(config.warmStart.expertErrorRate * 100)}% with a mistake (${config.warmStart.expertMistakes.join(', ')})`
+              : ''
+          }`,
+        ]
+      : []),
+    `  PRM: input ${config.prm.input}${config.prm.confidence ? ' + confidence' : ''}, ${config.prm.lora ? `LoRA rank ${config.prm.lora.rank}` : 'head only'}, ${config.prm.loss}, up to ${config.prm.epochs} epochs`,
+    `  DAPO: ${config.train.steps} steps x ${config.train.promptsPerStep} prompts x G=${config.train.groupSize}, lr ${config.train.learningRate}, ${
+      config.train.lora ? `a fresh LoRA of rank ${config.train.lora.rank}` : "the planner's own adapter (policy.lora)"
+    }`,
     'Checks:',
     ...checks.map((check) => `  ${check.ok ? '✔' : '✘'} ${check.what}: ${check.detail}`),
   ];

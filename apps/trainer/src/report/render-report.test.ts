@@ -47,6 +47,15 @@ describe('renderReport', () => {
     expect(rewardPlot).toContain('>outcome</text>');
   });
 
+  it('draws the KL to the reference only for runs that report it', () => {
+    expect(renderReport([run('no-kl', 0.3, 0.6)])).not.toContain('KL to the reference');
+    const withKl = run('kl', 0.3, 0.6);
+    withKl.metrics = withKl.metrics.map((row) => (row.stage === 'train' ? { ...row, referenceKl: 0.01 * row.step } : row));
+    const html = renderReport([withKl]);
+    const plot = html.slice(html.indexOf('aria-label="KL to the reference'), html.indexOf('</svg>', html.indexOf('aria-label="KL to the reference')));
+    expect(plot.match(/<path d="M/g)).toHaveLength(1);
+  });
+
   it('escapes labels and says when a plot has no data', () => {
     const html = renderReport([{ ...run('<b>x</b>', 0.1, 0.2), metrics: [] }]);
     expect(html).toContain('&lt;b&gt;x&lt;/b&gt;');

@@ -65,6 +65,15 @@ export function renderReport(runs: ReportRun[], generatedAt: Date = new Date()):
       { title: plotTitle, xLabel: 'DAPO step', yLabel, ...(yRange ? { yRange } : {}) },
     ),
   );
+  // Only runs with a KL term (or another reference) report it.
+  if (runs.some((run) => seriesOf(run, 'train', 'referenceKl').points.length > 0)) {
+    plots.push(
+      renderSvgPlot(
+        runs.map((run) => seriesOf(run, 'train', 'referenceKl')),
+        { title: 'KL to the reference policy (k3)', xLabel: 'DAPO step', yLabel: 'nats per token' },
+      ),
+    );
+  }
   plots.push(
     renderSvgPlot(
       runs.map((run) => seriesOf(run, 'eval', 'accuracy')),

@@ -45,24 +45,37 @@ describe('agentflow run (shortened embedded default)', () => {
     const html = readFileSync(join(out, 'report.html'), 'utf8');
     expect(html).toContain('before DAPO');
     expect(html).not.toMatch(/<script/);
-    expect(existsSync(join(out, 'checkpoints', 'policy-final', 'adapter_model.safetensors'))).toBe(true);
-    expect(existsSync(join(out, 'checkpoints', 'prm', 'prm-config.json'))).toBe(true);
+    // The default's shape: a flawed teacher on every task, a head-only PRM that reads the
+    // planner's format and confidence, DAPO on a fresh adapter over the merged warm planner.
+    const state = stateOf(out) as { stages: Record<string, { result?: { demonstrations?: number } }> };
+    expect(state.stages['warm-start']?.result?.demonstrations).toBe(24);
+    const prm = JSON.parse(readFileSync(join(out, 'checkpoints', 'prm', 'prm-config.json'), 'utf8'));
+    expect(prm.settings).toMatchObject({ input: 'chat', confidence: true });
+    expect(prm.settings.lora).toBeUndefined();
+    expect(existsSync(join(out, 'models', 'planner-warm', 'config.json'))).toBe(true);
+    const adapter = JSON.parse(readFileSync(join(out, 'checkpoints', 'policy-final', 'adapter_config.json'), 'utf8')) as { r: number };
+    expect(adapter.r).toBe(4);
+    // Every labelled step carries the log-probs its confidence features come from.
+    const labels = readJsonl<{ completionLogprobs?: number[]; historyLogprobs?: number[][] }>(join(out, 'labels.jsonl'));
+    expect(labels.length).toBeGreaterThan(0);
+    expect(labels.every((label) => label.completionLogprobs!.length > 0 && Array.isArray(label.historyLogprobs))).toBe(true);
   }, 240_000);
 
-  it('trains a fresh DAPO adapter on the merged warm planner after a flawed teacher, with a chat PRM and a KL term', () => {
+  it('runs the exact-teacher settings: a text PRM with LoRA, DAPO going on with the warm adapter, and a KL term', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'agentflow-run-')), 'run');
-    const result = agentflow('run', '--config', join(__dirname, '__fixtures__', 'short-run-imperfect-teacher.yaml'), '--out', out, '--quiet');
+    const result = agentflow('run', '--config', join(__dirname, '__fixtures__', 'short-run-exact-teacher.yaml'), '--out', out, '--quiet');
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     const summary = runSummarySchema.parse(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')));
     expect(summary.after.total).toBe(12);
-    // DAPO's adapter has the train.lora rank and sits on the warm planner with its adapter merged.
-    expect(existsSync(join(out, 'models', 'planner-warm', 'config.json'))).toBe(true);
-    const adapter = JSON.parse(readFileSync(join(out, 'checkpoints', 'policy-final', 'adapter_config.json'), 'utf8')) as { r: number };
-    expect(adapter.r).toBe(4);
-    expect(JSON.parse(readFileSync(join(out, 'checkpoints', 'prm', 'prm-config.json'), 'utf8')).settings.input).toBe('chat');
     const state = stateOf(out) as { stages: Record<string, { result?: { demonstrations?: number } }> };
-    expect(state.stages['warm-start']?.result?.demonstrations).toBe(24);
+    expect(state.stages['warm-start']?.result?.demonstrations).toBe(16);
+    const prm = JSON.parse(readFileSync(join(out, 'checkpoints', 'prm', 'prm-config.json'), 'utf8'));
+    expect(prm.settings).toMatchObject({ input: 'text', confidence: false, lora: { rank: 16, alpha: 32 } });
+    expect(existsSync(join(out, 'checkpoints', 'prm', 'adapter', 'adapter_model.safetensors'))).toBe(true);
+    // DAPO trained the warm-start adapter itself (its rank, 16), not a fresh one.
+    const adapter = JSON.parse(readFileSync(join(out, 'checkpoints', 'policy-final', 'adapter_config.json'), 'utf8')) as { r: number };
+    expect(adapter.r).toBe(16);
     // With the KL term on, DAPO needs the frozen warm planner as its reference: both steps ran with it.
     const train = readJsonl<{ stage: string }>(join(out, 'metrics.jsonl')).filter((row) => row.stage === 'train');
     expect(train).toHaveLength(2);

@@ -51,6 +51,7 @@ export const trainPrmStage: Stage<WorldContext> = {
       backbone: { kind: 'folder', path: backbone },
       device: config.device,
       input: config.prm.input,
+      confidence: config.prm.confidence,
       ...(config.prm.lora ? { lora: config.prm.lora } : {}),
     });
     const report = await prm.train(train, {

@@ -12,14 +12,15 @@ import { openPlannerCheckpoint } from '../world-policy';
 import { agentSettingsOf } from '../world-runs';
 
 /** The credit of the config as DAPO's step-credit setting. */
-function creditOf(credit: RunConfig['train']['credit']): DapoConfigInput['credit'] {
+function creditOf({ credit, processCredit }: RunConfig['train']): DapoConfigInput['credit'] {
+  const process = processCredit === 'min' ? ({ kind: 'process-min', temperature: 0.1 } as const) : ({ kind: 'process-sum' } as const);
   switch (credit) {
     case 'outcome':
       return { kind: 'outcome' };
     case 'process':
-      return { kind: 'process-sum' };
+      return process;
     case 'mix':
-      return { kind: 'mix', lambda: 1, process: { kind: 'process-sum' } };
+      return { kind: 'mix', lambda: 1, process };
     default:
       return assertNever(credit, 'credit');
   }
@@ -61,7 +62,7 @@ export const trainStage: Stage<WorldContext> = {
         totalSteps: train.steps,
         evaluateEvery: train.evalEvery,
         checkpointEvery: 1,
-        credit: creditOf(train.credit),
+        credit: creditOf(train),
         dynamicSampling: train.dynamicSampling === 'refill' ? { kind: 'refill', maxRounds: train.maxRounds } : { kind: train.dynamicSampling },
         overlong: { enabled: false },
       },
