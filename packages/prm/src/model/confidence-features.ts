@@ -3,6 +3,11 @@ import { AgentFlowError, type StepScoringInput } from '@agentflow/core';
 /** How many confidence features `confidenceFeatures` gives: the head's extra inputs. */
 export const CONFIDENCE_FEATURE_COUNT = 3;
 
+/** How an error names a step: its id, or the start of its question when it has none. */
+export function describeStep(input: Pick<StepScoringInput, 'question'> & { id?: string }): string {
+  return input.id ?? JSON.stringify(input.question.slice(0, 60));
+}
+
 // A token the sampler could not have drawn (-Infinity) counts as this unlikely, so features stay finite.
 const LOGPROB_FLOOR = -30;
 
@@ -18,10 +23,9 @@ const LOGPROB_FLOOR = -30;
 export function confidenceFeatures(input: StepScoringInput & { id?: string }): [number, number, number] {
   const { completionLogprobs, historyLogprobs } = input;
   if (completionLogprobs === undefined || historyLogprobs === undefined || historyLogprobs.length !== input.history.length) {
-    const which = input.id ?? JSON.stringify(input.question.slice(0, 60));
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
-      message: `PRM confidence features need each step's completionLogprobs and the historyLogprobs of every decision before it, but step ${which} has ${
+      message: `PRM confidence features need each step's completionLogprobs and the historyLogprobs of every decision before it, but step ${describeStep(input)} has ${
         completionLogprobs === undefined
           ? 'no completionLogprobs'
           : historyLogprobs === undefined
@@ -35,7 +39,7 @@ export function confidenceFeatures(input: StepScoringInput & { id?: string }): [
       if (Number.isNaN(value) || value > 0) {
         throw new AgentFlowError({
           code: 'INVALID_ARGUMENT',
-          message: `A log-prob of step ${input.id ?? JSON.stringify(input.question.slice(0, 60))} is ${value}; log-probs are numbers <= 0.`,
+          message: `A log-prob of step ${describeStep(input)} is ${value}; log-probs are numbers <= 0.`,
         });
       }
       return Math.max(value, LOGPROB_FLOOR);

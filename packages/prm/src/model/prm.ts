@@ -15,7 +15,7 @@ import { createRuntime, type TensorSession } from '@agentflow/tensor';
 import type { PrmExample } from '../example/prm-example';
 import { renderStepInput } from '../example/render-input';
 import { createFeatureExtractor, type FeatureExtractor } from './backbone-features';
-import { CONFIDENCE_FEATURE_COUNT, confidenceFeatures } from './confidence-features';
+import { CONFIDENCE_FEATURE_COUNT, confidenceFeatures, describeStep } from './confidence-features';
 import { createHeadSessions, type HeadParameters, type HeadSessions } from './head-graph';
 import { type PrmConfig, type PrmSettings, prmSettingsSchema } from './prm-settings';
 import { type PrmTrainingReport, type PrmTrainingSettings, prmTrainingSettingsSchema } from './prm-training-settings';
@@ -80,7 +80,7 @@ function encodeChatStep(backbone: Backbone, input: StepScoringInput & { id?: str
   if (input.prompt === undefined || input.completion === undefined || backbone.encodeChat === undefined) {
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
-      message: `PRM input 'chat' needs each step's prompt and completion, but step ${input.id ?? JSON.stringify(input.question.slice(0, 60))} has ${input.prompt === undefined ? 'no prompt' : 'no completion'} (label files written before they were recorded lack them: relabel, or use input 'text').`,
+      message: `PRM input 'chat' needs each step's prompt and completion, but step ${describeStep(input)} has ${input.prompt === undefined ? 'no prompt' : 'no completion'} (label files written before they were recorded lack them: relabel, or use input 'text').`,
     });
   }
   return [...backbone.encodeChat(input.prompt), ...backbone.encode(input.completion)];

@@ -13,7 +13,8 @@ import { agentSettingsOf } from '../world-runs';
 
 /** The credit of the config as DAPO's step-credit setting. */
 function creditOf({ credit, processCredit }: RunConfig['train']): DapoConfigInput['credit'] {
-  const process = processCredit === 'min' ? ({ kind: 'process-min', temperature: 0.1 } as const) : ({ kind: 'process-sum' } as const);
+  // PURE's soft-minimum temperature is @agentflow/dapo's default (0.1).
+  const process = processCredit === 'min' ? ({ kind: 'process-min' } as const) : ({ kind: 'process-sum' } as const);
   switch (credit) {
     case 'outcome':
       return { kind: 'outcome' };
