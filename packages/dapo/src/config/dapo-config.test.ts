@@ -67,4 +67,11 @@ describe('dapoConfigSchema', () => {
       expect((error as Error).message).toMatch(/credit/);
     }
   });
+
+  it('refuses unknown keys at every level, naming them', () => {
+    expect(() => parseDapoConfig({ epsHihg: 0.3 })).toThrow(/epsHihg/);
+    expect(() => parseDapoConfig({ overlong: { maxLenght: 10 } })).toThrow(/maxLenght/);
+    expect(() => parseDapoConfig({ credit: { kind: 'outcome', lambda: 1 } })).toThrow(/lambda/);
+    expect(() => parseDapoConfig({ dynamicSampling: { kind: 'drop', maxRounds: 3 } })).toThrow(/maxRounds/);
+  });
 });

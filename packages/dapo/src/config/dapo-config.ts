@@ -2,8 +2,8 @@ import { AgentFlowError, formatZodIssues } from '@agentflow/core';
 import { z } from 'zod';
 
 const processCreditSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('process-sum').describe('DeepSeekMath 4.1.3: normalised step scores summed from each step on.') }),
-  z.object({
+  z.strictObject({ kind: z.literal('process-sum').describe('DeepSeekMath 4.1.3: normalised step scores summed from each step on.') }),
+  z.strictObject({
     kind: z.literal('process-min').describe('PURE: step scores weighted by softmax(-r / T), a soft minimum, then return-to-go.'),
     temperature: z.number().positive().default(0.1).describe('T of the soft minimum. Default 0.1 (PURE, arXiv 2504.15275).'),
   }),
@@ -11,9 +11,9 @@ const processCreditSchema = z.discriminatedUnion('kind', [
 
 const stepCreditSchema = z
   .discriminatedUnion('kind', [
-    z.object({ kind: z.literal('outcome').describe('Flow-GRPO: the outcome advantage broadcast to every step.') }),
+    z.strictObject({ kind: z.literal('outcome').describe('Flow-GRPO: the outcome advantage broadcast to every step.') }),
     ...processCreditSchema.options,
-    z.object({
+    z.strictObject({
       kind: z.literal('mix').describe('A_outcome + lambda * A_process.'),
       lambda: z.number().nonnegative().default(1).describe('Weight of the process advantage. Default 1 (AgentFlow: equal weight).'),
       process: processCreditSchema.prefault({ kind: 'process-sum' }).describe("Which process credit to mix in. Default 'process-sum' (DeepSeekMath 4.1.3)."),
@@ -23,12 +23,12 @@ const stepCreditSchema = z
 
 const dynamicSamplingSchema = z
   .discriminatedUnion('kind', [
-    z.object({ kind: z.literal('off').describe('Keep every group (GRPO).') }),
-    z.object({
+    z.strictObject({ kind: z.literal('off').describe('Keep every group (GRPO).') }),
+    z.strictObject({
       kind: z.literal('drop').describe('Drop groups whose rewards are all equal; train on what is left.'),
       stdThreshold: z.number().nonnegative().default(1e-3).describe('Population std below which a group is dropped. Default 1e-3 (specs/dapo-prm.md).'),
     }),
-    z.object({
+    z.strictObject({
       kind: z.literal('refill').describe('DAPO 3.2: drop such groups and sample more prompts until the batch is full.'),
       stdThreshold: z.number().nonnegative().default(1e-3).describe('Population std below which a group is dropped. Default 1e-3 (specs/dapo-prm.md).'),
       maxRounds: z.number().int().positive().default(10).describe('Generation rounds before giving up with an error. Default 10 (verl DAPO recipe, max_num_gen_batches).'),
@@ -44,7 +44,7 @@ const dynamicSamplingSchema = z
 
 /** Every DAPO hyper-parameter, with its default and where the default comes from. */
 export const dapoConfigSchema = z
-  .object({
+  .strictObject({
     groupSize: z.number().int().min(2).default(16).describe('G, rollouts per prompt. Default 16 (DAPO section 4.1).'),
     promptsPerBatch: z.number().int().positive().default(512).describe('Groups (prompts) per training step. Default 512 (DAPO section 4.1).'),
     promptsPerMiniBatch: z
@@ -82,7 +82,7 @@ export const dapoConfigSchema = z
       .optional()
       .describe("The constant of 'dr-grpo' aggregation; default overlong.maxLength, the generation budget (Dr. GRPO, arXiv 2503.20783)."),
     advantage: z
-      .object({
+      .strictObject({
         stdEstimator: z.enum(['bessel', 'population']).default('bessel').describe("Group std estimator. Default 'bessel' (TRL and verl use torch.std)."),
         eps: z.number().nonnegative().default(1e-6).describe('Added to the std before dividing. Default 1e-6 (verl; TRL uses 1e-4).'),
         scaleByStd: z.boolean().default(true).describe('Divide by std + eps; false keeps only the mean baseline. Default true (GRPO, DAPO; Dr. GRPO sets false).'),
@@ -92,7 +92,7 @@ export const dapoConfigSchema = z
     credit: stepCreditSchema.prefault({ kind: 'outcome' }),
     dynamicSampling: dynamicSamplingSchema.prefault({ kind: 'refill' }),
     overlong: z
-      .object({
+      .strictObject({
         enabled: z.boolean().default(true).describe('Add the soft overlong penalty to the outcome reward. Default true (DAPO section 3.4).'),
         maxLength: z.number().int().positive().default(20480).describe('L_max in tokens. Default 20480 (DAPO section 4.1).'),
         cacheLength: z.number().int().nonnegative().default(4096).describe('L_cache in tokens. Default 4096 (DAPO section 4.1).'),
