@@ -67,6 +67,7 @@ export {
 /** The LLM-judge labeller. */
 export {
   createJudgeLabeller,
+  judgeInput,
   type JudgeLabeller,
   type JudgeLabellerSettings,
   type JudgeLabellerStats,

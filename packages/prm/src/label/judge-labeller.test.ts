@@ -51,6 +51,21 @@ describe('createJudgeLabeller against a loopback OpenAI-compatible server', () =
     expect(examples.reduce((sum, example) => sum + (example.provenance.costUsd ?? 0), 0)).toBeCloseTo(expected, 12);
   });
 
+  it('shows the judge the reference answer when given, and keys the cache on it', async () => {
+    server = await startOpenAiServer(gradingJudge);
+    const cachePath = join(mkdtempSync(join(tmpdir(), 'prm-judge-')), 'judge-cache.jsonl');
+    const steps = extractSteps(makeTrajectory());
+    const withReference = createJudgeLabeller({ model: judgeModel(server.url), cachePath, referenceAnswer: () => 'REFERENCE-1234' });
+    await withReference.label(steps);
+    expect(server.requests).toHaveLength(3);
+    for (const request of server.requests) expect(JSON.stringify(request)).toContain('Reference answer of the task (the agent does not see it): REFERENCE-1234');
+    // The same steps without the reference are other judge inputs: the cache does not answer them.
+    const without = createJudgeLabeller({ model: judgeModel(server.url), cachePath });
+    await without.label(steps);
+    expect(server.requests).toHaveLength(6);
+    expect(JSON.stringify(server.requests.slice(3))).not.toContain('REFERENCE-1234');
+  });
+
   it('never judges a step twice: identical steps share a call, and the JSONL cache survives a restart', async () => {
     server = await startOpenAiServer(gradingJudge);
     const cachePath = join(mkdtempSync(join(tmpdir(), 'prm-judge-')), 'judge-cache.jsonl');

@@ -24,6 +24,18 @@ export interface JudgeLabellerSettings {
   temperature?: number;
   /** Largest reply in tokens. Default 256: a score and a sentence or two. */
   maxTokens?: number;
+  /**
+   * The reference answer of a step's task, shown to the judge after the step (the agent never
+   * saw it); undefined for a step leaves it out. Part of the cache key, like the rest of what
+   * the judge reads.
+   */
+  referenceAnswer?: (step: PrmStep) => string | undefined;
+}
+
+/** What the judge reads for one step: the step as the PRM sees it, then the reference answer when there is one. */
+export function judgeInput(step: PrmStep, referenceAnswer: string | undefined): string {
+  const rendered = renderStepInput(step);
+  return referenceAnswer === undefined ? rendered : `${rendered}\n\nReference answer of the task (the agent does not see it): ${referenceAnswer}`;
 }
 
 export interface JudgeLabellerStats {
@@ -125,7 +137,7 @@ export function createJudgeLabeller(settings: JudgeLabellerSettings): JudgeLabel
             finish();
             return;
           }
-          const rendered = renderStepInput(step);
+          const rendered = judgeInput(step, settings.referenceAnswer?.(step));
           const key = judgeCacheKey(rendered, model.modelId, JUDGE_PROMPT_VERSION);
           const cached = cache.get(key);
           let record: JudgeCacheRecord;

@@ -17,6 +17,12 @@ export const prmBackboneSchema = z.discriminatedUnion('kind', [
     .object({
       kind: z.literal('folder'),
       path: z.string().min(1).describe('A Hugging Face Qwen3 folder: config.json, *.safetensors, tokenizer files.'),
+      chatTemplateKwargs: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe(
+          "Variables for the folder's chat template when input is 'chat' (as the planner rendered its prompts, e.g. Qwen3's { enable_thinking: false }); default none.",
+        ),
     })
     .strict(),
 ]);

@@ -71,7 +71,7 @@ async function loadBackbone(config: PrmConfig): Promise<Backbone> {
     // Byte-level: the tiny preset's tokenizer maps each UTF-8 byte to the id of the same value.
     return { model, encode: (text) => Array.from(Buffer.from(text, 'utf8')) };
   }
-  const [model, tokenizer] = await Promise.all([loadModel(backbone.path), loadTokenizer(backbone.path)]);
+  const [model, tokenizer] = await Promise.all([loadModel(backbone.path), loadTokenizer(backbone.path, backbone.chatTemplateKwargs ? { chatTemplateKwargs: backbone.chatTemplateKwargs } : {})]);
   return { model, encode: (text) => tokenizer.encode(text), encodeChat: (messages) => tokenizer.encodeChat(messages) };
 }
 
