@@ -22,7 +22,16 @@ export {
 /** Learns byte-level BPE merges from sample texts, for small models of a narrow domain. */
 export { trainByteLevelBpe, type TrainByteLevelBpeSettings } from './tokenizer/train-byte-level-bpe';
 /** Offline tokenizer loading through @huggingface/transformers. */
-export { loadTokenizer, type ChatTokenizer, type ModelTokenizer } from './tokenizer/load-tokenizer';
+export {
+  loadTokenizer,
+  type ApplyChatTemplateSettings,
+  type ChatTemplateKwargs,
+  type ChatTokenizer,
+  type LoadTokenizerSettings,
+  type ModelTokenizer,
+} from './tokenizer/load-tokenizer';
+/** Copies the tokenizer files of an existing Hugging Face folder (e.g. a Qwen3 checkpoint). */
+export { copyTokenizerFiles, OPTIONAL_TOKENIZER_FILES, REQUIRED_TOKENIZER_FILES } from './tokenizer/copy-tokenizer-files';
 /** Weight names, shapes and containers (HF naming). */
 export {
   expectedWeightShapes,
@@ -35,7 +44,14 @@ export {
 /** Random models with HF's initialisation. */
 export { createRandomModel, type Qwen3Model, type RandomModelSettings } from './weights/random-model';
 /** Reading and writing HF model folders. */
-export { loadModel, loadModelWeights, saveModelFolder, type SaveModelFolderSettings } from './weights/model-folder';
+export {
+  loadModel,
+  loadModelWeights,
+  saveModelFolder,
+  type SaveModelFolderSettings,
+  type TokenizerSource,
+  type WeightDtype,
+} from './weights/model-folder';
 /** The independent float64 reference forward pass used to check the graph. */
 export { referenceCompletionLogprobs, referenceForward, type ReferenceOutput } from './reference/reference-forward';
 /** Sampling helpers. */
@@ -90,6 +106,13 @@ export {
   type PolicyTrainingGraph,
 } from './graph/policy-training-graph';
 export { createPolicyTrainer, type PolicyTrainer, type PolicyTrainerSettings, type TrainingStepResult } from './engine/training-step';
+/** Supervised fine-tuning (a warm start on demonstrations): the nll objective, batches, warm-up and cosine schedule, resumable by epoch. */
+export {
+  type SupervisedExample,
+  supervisedFineTune,
+  type SupervisedFineTuneSettings,
+  supervisedLearningRate,
+} from './engine/supervised-fine-tune';
 /** core's TrainablePolicy on a local Qwen3 model with LoRA. */
 export { createLocalPolicy, type LocalPolicy, type LocalPolicySettings } from './policy/local-policy';
 /** The PRM's scalar regression head. */

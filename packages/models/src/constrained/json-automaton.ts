@@ -255,14 +255,23 @@ export function isComplete(stack: Stack | null): boolean {
   return frame.type === 'number' && TERMINAL_NUMBER.has(frame.phase) && completeChild(parent) === null;
 }
 
-
 /**
- * True when `stack` is inside an unbounded string with nothing pending: every plain token (see
- * {@link isPlainStringToken}) leads back to the same state, so constraints can skip walking them.
+ * Inside string content with nothing pending, a plain token (see {@link isPlainStringToken}) of k
+ * characters only moves the string's character count, so constraints can price every plain token
+ * without walking its bytes. Returns, for such a stack, the change of the completion cost after k
+ * characters (0 or less: they may satisfy minLength), or undefined when k would pass maxLength;
+ * returns undefined for any other stack.
  */
-export function isFreeStringBody(stack: Stack | null): boolean {
-  if (stack?.frame.type !== 'string') return false;
+export function plainStringCostChange(stack: Stack | null): ((characters: number) => number | undefined) | undefined {
+  if (stack?.frame.type !== 'string') return undefined;
   const frame = stack.frame;
-  return frame.pending === 0 && frame.escape === 0 && frame.node.maxLength === Number.POSITIVE_INFINITY && frame.count >= frame.node.minLength;
+  if (frame.pending !== 0 || frame.escape !== 0) return undefined;
+  const { minLength, maxLength } = frame.node;
+  // The same cap as stepString: counts past both bounds are not told apart.
+  const cap = Math.max(minLength, Number.isFinite(maxLength) ? maxLength : 0);
+  const deficit = Math.max(0, minLength - frame.count);
+  return (characters) => {
+    if (frame.count + characters > maxLength) return undefined;
+    return Math.max(0, minLength - Math.min(frame.count + characters, cap)) - deficit;
+  };
 }
-

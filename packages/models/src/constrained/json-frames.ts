@@ -112,3 +112,10 @@ export function isPlainStringToken(bytes: Uint8Array): boolean {
   return pending === 0 && bytes.length > 0;
 }
 
+
+/** Characters in UTF-8 bytes: the bytes that are not continuation bytes. */
+export function utf8CharacterCount(bytes: Uint8Array): number {
+  let count = 0;
+  for (const byte of bytes) if (byte < 0x80 || byte > 0xbf) count++;
+  return count;
+}

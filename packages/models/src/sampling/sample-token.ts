@@ -52,31 +52,56 @@ export function sampleToken(
 ): SampledToken {
   validateSamplingSettings(settings);
   const normaliser = logSumExp(logits);
-  const candidates: number[] = allowed ? Array.from(allowed) : Array.from({ length: logits.length }, (_, index) => index);
-  if (candidates.length === 0) {
+  const count = allowed ? allowed.length : logits.length;
+  if (count === 0) {
     throw new AgentFlowError({ code: 'INTERNAL', message: 'No token is allowed at this step of constrained decoding.' });
   }
   const pick = (tokenId: number): SampledToken => ({ tokenId, logprob: logits[tokenId]! - normaliser });
+  // Candidate i without materialising the candidate list: over a 150k vocabulary a copy per step
+  // cost more than the tiny model's forward pass.
+  const idAt = allowed ? (index: number) => allowed[index]! : (index: number) => index;
   if (settings.temperature === 0) {
-    let best = candidates[0]!;
-    for (const id of candidates) if (logits[id]! > logits[best]!) best = id;
+    let best = idAt(0);
+    for (let index = 1; index < count; index++) {
+      const id = idAt(index);
+      if (logits[id]! > logits[best]!) best = id;
+    }
     return pick(best);
   }
-  let pool = candidates;
   const topK = settings.topK ?? 0;
-  if (topK > 0) pool = topCandidates(candidates, logits, topK);
-  else if ((settings.topP ?? 1) < 1) pool = [...candidates].sort(byLogit(logits));
+  const topP = settings.topP ?? 1;
+  if (topK > 0 || topP < 1) {
+    const candidates = Array.from({ length: count }, (_, index) => idAt(index));
+    return pick(sampleFiltered(candidates, logits, settings.temperature, topK, topP, random));
+  }
+  // Plain temperature sampling in two passes; the second recomputes each weight rather than storing it.
+  const temperature = settings.temperature;
   let max = Number.NEGATIVE_INFINITY;
-  for (const id of pool) max = Math.max(max, logits[id]! / settings.temperature);
-  const weights = pool.map((id) => Math.exp(logits[id]! / settings.temperature - max));
+  for (let index = 0; index < count; index++) max = Math.max(max, logits[idAt(index)]! / temperature);
+  let total = 0;
+  for (let index = 0; index < count; index++) total += Math.exp(logits[idAt(index)]! / temperature - max);
+  let threshold = random.next() * total;
+  for (let index = 0; index < count; index++) {
+    threshold -= Math.exp(logits[idAt(index)]! / temperature - max);
+    if (threshold < 0) return pick(idAt(index));
+  }
+  return pick(idAt(count - 1));
+}
+
+/** Top-k and/or top-p (nucleus) sampling over `candidates`: the pool is sorted by probability. */
+function sampleFiltered(candidates: number[], logits: Float32Array, temperature: number, topK: number, topP: number, random: Random): number {
+  let pool = topK > 0 ? topCandidates(candidates, logits, topK) : [...candidates].sort(byLogit(logits));
+  let max = Number.NEGATIVE_INFINITY;
+  for (const id of pool) max = Math.max(max, logits[id]! / temperature);
+  const weights = pool.map((id) => Math.exp(logits[id]! / temperature - max));
   let total = weights.reduce((sum, weight) => sum + weight, 0);
-  if ((settings.topP ?? 1) < 1) {
-    // Nucleus: pool is sorted by probability; keep the shortest prefix reaching topP.
+  if (topP < 1) {
+    // Nucleus: keep the shortest prefix reaching topP.
     let cumulative = 0;
     let keep = pool.length;
     for (let index = 0; index < pool.length; index++) {
       cumulative += weights[index]! / total;
-      if (cumulative >= settings.topP!) {
+      if (cumulative >= topP) {
         keep = index + 1;
         break;
       }
@@ -88,9 +113,9 @@ export function sampleToken(
   let threshold = random.next() * total;
   for (let index = 0; index < pool.length; index++) {
     threshold -= weights[index]!;
-    if (threshold < 0) return pick(pool[index]!);
+    if (threshold < 0) return pool[index]!;
   }
-  return pick(pool[pool.length - 1]!);
+  return pool[pool.length - 1]!;
 }
 
 /** Descending logit, then ascending id: the order top-k and top-p work in. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentFlowError } from '@agentflow/core';
 import { describe, expect, it } from 'vitest';
-import { writeTokenizerFiles } from './byte-level-tokenizer';
+import { createByteLevelTokenizerFiles, writeTokenizerFiles } from './byte-level-tokenizer';
 import { loadTokenizer } from './load-tokenizer';
 
 describe('byte-level tokenizer', () => {
@@ -24,6 +24,20 @@ describe('byte-level tokenizer', () => {
     expect(bytes).toHaveLength(259);
     expect([...bytes[0xe9]!]).toEqual([0xe9]);
     expect(bytes[257]).toBeUndefined();
+  });
+
+  it('passes chat template kwargs to the template and refuses apply_chat_template options', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tokenizer-'));
+    const files = createByteLevelTokenizerFiles();
+    files.tokenizerConfig.chat_template = "{{- messages[0]['content'] }}{%- if greeting is defined %}|{{ greeting }}{%- endif %}";
+    writeTokenizerFiles(dir, files);
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    expect((await loadTokenizer(dir)).applyChatTemplate(messages)).toBe('hi');
+    const tokenizer = await loadTokenizer(dir, { chatTemplateKwargs: { greeting: 'hello' } });
+    expect(tokenizer.applyChatTemplate(messages)).toBe('hi|hello');
+    expect(tokenizer.encodeChat(messages)).toEqual(tokenizer.encode('hi|hello'));
+    expect(tokenizer.applyChatTemplate(messages, { chatTemplateKwargs: { greeting: 'hey' } })).toBe('hi|hey');
+    await expect(loadTokenizer(dir, { chatTemplateKwargs: { add_generation_prompt: false } })).rejects.toThrow(/use addGenerationPrompt/);
   });
 
   it('says which tokenizer file is missing', async () => {

@@ -3,6 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { AgentFlowError, type ChatMessage } from '@agentflow/core';
 import type { AutoTokenizer } from '@huggingface/transformers';
 import { byteLevelTokenBytes, unicodeToByteMap } from './byte-to-unicode';
+import { REQUIRED_TOKENIZER_FILES } from './copy-tokenizer-files';
 
 /**
  * What a chat policy needs from a tokenizer: `@agentflow/llm`'s local policy adapter and this
@@ -17,11 +18,22 @@ export interface ChatTokenizer {
   eosTokenIds: number[];
 }
 
+/** Variables handed to a chat template besides `messages` and `add_generation_prompt`. */
+export type ChatTemplateKwargs = Readonly<Record<string, unknown>>;
+
+/** How {@link ModelTokenizer.applyChatTemplate} renders one chat. */
+export interface ApplyChatTemplateSettings {
+  /** End with the assistant header (and whatever the template adds after it); default true. */
+  addGenerationPrompt?: boolean;
+  /** Merged over the tokenizer's {@link LoadTokenizerSettings.chatTemplateKwargs} for this call. */
+  chatTemplateKwargs?: ChatTemplateKwargs;
+}
+
 /** A Hugging Face tokenizer loaded offline from a model folder. */
 export interface ModelTokenizer extends ChatTokenizer {
   encode(text: string): number[];
   /** The chat rendered as text by the folder's chat template. */
-  applyChatTemplate(messages: readonly ChatMessage[], settings?: { addGenerationPrompt?: boolean }): string;
+  applyChatTemplate(messages: readonly ChatMessage[], settings?: ApplyChatTemplateSettings): string;
   padTokenId: number;
   /** Number of ids the tokenizer knows (may be less than the model's vocab_size). */
   size: number;
@@ -31,15 +43,53 @@ export interface ModelTokenizer extends ChatTokenizer {
   specialTokenIds: number[];
 }
 
-const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json'];
+/** Settings of {@link loadTokenizer}. */
+export interface LoadTokenizerSettings {
+  /**
+   * Extra variables for the folder's chat template, used by `applyChatTemplate` and `encodeChat`
+   * (transformers.js spreads them into the template context, as Python's
+   * `apply_chat_template(**kwargs)` does). Default none: the template's own defaults. Qwen3's
+   * template thinks by default; `{ enable_thinking: false }` is its non-thinking mode, which ends
+   * the generation prompt with an empty `<think>\n\n</think>\n\n` block. Names that are options
+   * of apply_chat_template rather than variables (`tokenize`, `chat_template`, ...) are refused.
+   */
+  chatTemplateKwargs?: ChatTemplateKwargs;
+}
+
+/** apply_chat_template options (and `messages`) that a template kwarg must not shadow. */
+const RESERVED_TEMPLATE_NAMES = new Set([
+  'messages',
+  'add_generation_prompt',
+  'chat_template',
+  'tokenize',
+  'padding',
+  'truncation',
+  'max_length',
+  'return_tensor',
+  'return_dict',
+  'tokenizer_kwargs',
+]);
+
+function checkTemplateKwargs(kwargs: ChatTemplateKwargs | undefined): void {
+  for (const name of Object.keys(kwargs ?? {})) {
+    if (RESERVED_TEMPLATE_NAMES.has(name)) {
+      throw new AgentFlowError({
+        code: 'INVALID_ARGUMENT',
+        message: `chatTemplateKwargs may not set ${JSON.stringify(name)}: it is an option of apply_chat_template, not a template variable${name === 'add_generation_prompt' ? ' (use addGenerationPrompt)' : ''}.`,
+        details: { name },
+      });
+    }
+  }
+}
 
 /**
  * Loads `tokenizer.json` + `tokenizer_config.json` from `dir` with `@huggingface/transformers`,
  * never touching the network. A missing file gives a NOT_FOUND error naming it.
  */
-export async function loadTokenizer(dir: string): Promise<ModelTokenizer> {
+export async function loadTokenizer(dir: string, settings: LoadTokenizerSettings = {}): Promise<ModelTokenizer> {
+  checkTemplateKwargs(settings.chatTemplateKwargs);
   const folder = resolve(dir);
-  for (const file of TOKENIZER_FILES) {
+  for (const file of REQUIRED_TOKENIZER_FILES) {
     if (!existsSync(join(folder, file))) {
       throw new AgentFlowError({
         code: 'NOT_FOUND',
@@ -72,12 +122,12 @@ export async function loadTokenizer(dir: string): Promise<ModelTokenizer> {
   } finally {
     Object.assign(env, saved);
   }
-  return wrapTokenizer(tokenizer, folder);
+  return wrapTokenizer(tokenizer, folder, settings.chatTemplateKwargs ?? {});
 }
 
 type HfTokenizer = Awaited<ReturnType<typeof AutoTokenizer.from_pretrained>>;
 
-function wrapTokenizer(tokenizer: HfTokenizer, folder: string): ModelTokenizer {
+function wrapTokenizer(tokenizer: HfTokenizer, folder: string, defaultKwargs: ChatTemplateKwargs): ModelTokenizer {
   const vocabulary = tokenizer.get_vocab() as Map<string, number> | Record<string, number>;
   const entries = vocabulary instanceof Map ? [...vocabulary.entries()] : Object.entries(vocabulary);
   const size = entries.reduce((max, [, id]) => Math.max(max, id + 1), 0);
@@ -91,7 +141,8 @@ function wrapTokenizer(tokenizer: HfTokenizer, folder: string): ModelTokenizer {
   if (typeof tokenizer.eos_token_id === 'number') eosTokenIds.add(tokenizer.eos_token_id);
   let cachedBytes: (Uint8Array | undefined)[] | undefined;
 
-  const applyChatTemplate = (messages: readonly ChatMessage[], settings: { addGenerationPrompt?: boolean } = {}) => {
+  const applyChatTemplate = (messages: readonly ChatMessage[], settings: ApplyChatTemplateSettings = {}) => {
+    checkTemplateKwargs(settings.chatTemplateKwargs);
     if (!tokenizer.chat_template) {
       throw new AgentFlowError({
         code: 'INVALID_CONFIG',
@@ -100,6 +151,8 @@ function wrapTokenizer(tokenizer: HfTokenizer, folder: string): ModelTokenizer {
       });
     }
     return tokenizer.apply_chat_template(messages.map((message) => ({ ...message })), {
+      ...defaultKwargs,
+      ...settings.chatTemplateKwargs,
       tokenize: false,
       add_generation_prompt: settings.addGenerationPrompt ?? true,
     }) as string;

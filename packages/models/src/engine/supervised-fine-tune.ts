@@ -1,0 +1,80 @@
+import { AgentFlowError, createRandom, type TrainablePolicy } from '@agentflow/core';
+
+/** One supervised example: the prompt's ids and the completion's ids (ending with EOS) to learn. */
+export interface SupervisedExample {
+  promptIds: number[];
+  completionIds: number[];
+}
+
+export interface SupervisedFineTuneSettings {
+  /** Passes over the examples to reach (a resumed run passes `startEpoch`). */
+  epochs: number;
+  /** Examples per optimiser update. */
+  batchSize: number;
+  /** Peak learning rate, reached after `warmupSteps` updates of linear warm-up. */
+  learningRate: number;
+  warmupSteps: number;
+  /** After the warm-up: cosine down to a tenth of the peak by the last update, or constant. */
+  schedule: 'cosine' | 'constant';
+  /** Gradient clipping by global norm. Default 1 (HF TrainingArguments' max_grad_norm). */
+  maxGradNorm?: number;
+  /** Seeds each epoch's shuffle: epoch e's order depends on the seed and e alone, so a resumed run shuffles the same way. */
+  seed: number;
+  /** Epochs already done (a resumed run); their updates count in the schedule. Default 0. */
+  startEpoch?: number;
+  /** Called after each epoch with its mean loss: save a checkpoint here. */
+  onEpoch?(epoch: number, meanLoss: number): void | Promise<void>;
+}
+
+/** The learning rate of update `step` of `totalSteps`: linear warm-up, then constant or cosine to a tenth of the peak. */
+export function supervisedLearningRate(settings: Pick<SupervisedFineTuneSettings, 'learningRate' | 'warmupSteps' | 'schedule'>, step: number, totalSteps: number): number {
+  const { learningRate, warmupSteps, schedule } = settings;
+  if (step < warmupSteps) return (learningRate * (step + 1)) / warmupSteps;
+  if (schedule === 'constant') return learningRate;
+  return learningRate * (0.1 + 0.45 * (1 + Math.cos((Math.PI * (step - warmupSteps)) / Math.max(1, totalSteps - warmupSteps))));
+}
+
+/**
+ * Supervised fine-tuning of a policy's adapter (a warm start on demonstrations): the `nll`
+ * objective, the mean negative log-likelihood of every completion token of a batch (each
+ * token weighs 1 / the batch's completion tokens), AdamW through the policy's
+ * `applyGradients`. Returns the mean loss of each epoch it ran.
+ */
+export async function supervisedFineTune(
+  policy: Pick<TrainablePolicy, 'accumulateGradients' | 'applyGradients'>,
+  examples: readonly SupervisedExample[],
+  settings: SupervisedFineTuneSettings,
+): Promise<number[]> {
+  const { epochs, batchSize, seed } = settings;
+  if (!Number.isInteger(batchSize) || batchSize < 1) {
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `batchSize must be a positive integer, got ${batchSize}.` });
+  }
+  if (examples.length === 0) return [];
+  const batchesPerEpoch = Math.ceil(examples.length / batchSize);
+  const totalSteps = Math.max(1, epochs * batchesPerEpoch);
+  const losses: number[] = [];
+  for (let epoch = settings.startEpoch ?? 0; epoch < epochs; epoch++) {
+    const order = createRandom(seed).fork(`warm-start:${epoch}`).shuffle(examples.map((_, index) => index));
+    let lossSum = 0;
+    let batches = 0;
+    for (let start = 0; start < order.length; start += batchSize) {
+      const rows = order.slice(start, start + batchSize).map((index) => examples[index]!);
+      const tokens = rows.reduce((sum, row) => sum + row.completionIds.length, 0);
+      const stats = await policy.accumulateGradients({
+        objective: { kind: 'nll' },
+        promptIds: rows.map((row) => row.promptIds),
+        completionIds: rows.map((row) => row.completionIds),
+        tokenWeights: rows.map((row) => row.completionIds.map(() => 1 / tokens)),
+      });
+      await policy.applyGradients({
+        learningRate: supervisedLearningRate(settings, epoch * batchesPerEpoch + batches, totalSteps),
+        maxGradNorm: settings.maxGradNorm ?? 1,
+      });
+      lossSum += stats.loss;
+      batches++;
+    }
+    losses.push(lossSum / batches);
+    await settings.onEpoch?.(epoch, lossSum / batches);
+  }
+  return losses;
+}
