@@ -1,6 +1,7 @@
 /**
- * @agentflow/eval: benchmark loaders, answer checking, metrics, leakage checks and the
- * built-in task world. Every export is documented at its declaration.
+ * @agentflow/eval: benchmark loaders, answer checking, metrics, leakage checks, the
+ * built-in task world and the task sources over them. Every export is documented at its
+ * declaration.
  */
 
 // Datasets.
@@ -70,7 +71,7 @@ export { avgAtK, meanPassAtK, passAtK } from './metrics/pass-at-k';
 export { type TrajectoryStats, trajectoryStats } from './metrics/trajectory-stats';
 
 // Leakage.
-export { assertNoLeakage, type LeakageCheckSettings, withoutLeakedItems } from './leakage/assert-no-leakage';
+export { assertNoLeakage, type LeakageCheckSettings, leakageError, withoutLeakedItems } from './leakage/assert-no-leakage';
 export {
   findNearDuplicates,
   type LeakageCandidate,
@@ -102,3 +103,37 @@ export {
   type TaskWorldTask,
 } from './task-world/types';
 export { type TaskWorldFiles, writeTaskWorld } from './task-world/write-task-world';
+/** The world's imperfect teacher: demonstrations with a wrong lookup or operator, answering what the mistake leads to. */
+export {
+  createWorldTeacher,
+  evaluateWorldCode,
+  WORLD_TEACHER_MISTAKES,
+  type WorldTeacherDemonstration,
+  type WorldTeacherMistake,
+  type WorldTeacherSettings,
+  withWorldMistake,
+} from './task-world/world-teacher';
+
+// Task sources.
+/** The contract every task source meets: two splits, a reward, the tools, demonstrations. */
+export type {
+  TaskItem,
+  TaskSource,
+  TaskSourceTools,
+  TaskSourceToolsSettings,
+  TaskSplitName,
+} from './task-source/task-source';
+/** Benchmark files (AIME CSV, AgentFlow JSON, a user's JSONL) as a task source. */
+export { createDatasetTaskSource, type DatasetTaskSourceSettings } from './task-source/dataset-task-source';
+/** The generated task world as a task source, with its corpus_search and python tools. */
+export { createWorldTaskSource, type WorldTaskSource, type WorldTaskSourceSettings } from './task-source/world-task-source';
+/** The train/test near-duplicate guard: refuse a leaking split, or drop the leaked train items. */
+export {
+  checkSplitLeakage,
+  type SplitLeakageRecord,
+  type SplitLeakageResult,
+  type SplitLeakageSettings,
+  splitLeakageSettingsSchema,
+} from './task-source/split-leakage';
+/** Persistent python REPLs shared by a run's tasks when `pythonSlots` is not given (8). */
+export { DEFAULT_PYTHON_SLOTS } from './task-source/pooled-python-tool';

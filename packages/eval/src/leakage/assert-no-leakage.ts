@@ -7,6 +7,8 @@ export interface LeakageCheckSettings extends NearDuplicateSettings {
   /** Names for the message, e.g. file paths. */
   trainName?: string;
   testName?: string;
+  /** What the message tells the user to do about the pairs (default: remove them, or allow leakage). */
+  remedy?: string;
 }
 
 /**
@@ -19,21 +21,33 @@ export function assertNoLeakage(
   test: readonly LeakageCandidate[],
   settings: LeakageCheckSettings = {},
 ): SuspectedPair[] {
-  const { allowLeakage = false, trainName = 'train', testName = 'test', ...matching } = settings;
+  const {
+    allowLeakage = false,
+    trainName = 'train',
+    testName = 'test',
+    remedy = 'Remove them from the training data, or allow leakage explicitly.',
+    ...matching
+  } = settings;
   const pairs = findNearDuplicates(train, test, matching);
-  if (pairs.length > 0 && !allowLeakage) {
-    const shown = pairs
-      .slice(0, 10)
-      .map((pair) => `${pair.test_id} ~ ${pair.train_id} (${pair.score.toFixed(2)})`)
-      .join(', ');
-    const more = pairs.length > 10 ? ` and ${pairs.length - 10} more` : '';
-    throw new AgentFlowError({
-      code: 'DATA_LEAKAGE',
-      message: `${pairs.length} ${testName} item(s) leak into ${trainName}: ${shown}${more}. Remove them from the training data, or allow leakage explicitly.`,
-      details: { pairs },
-    });
-  }
+  if (pairs.length > 0 && !allowLeakage) throw leakageError(pairs, { trainName, testName, remedy });
   return pairs;
+}
+
+/** The DATA_LEAKAGE error for `pairs`: up to ten listed as `test ~ train (score)`, then what to do. */
+export function leakageError(
+  pairs: ReadonlyArray<Pick<SuspectedPair, 'train_id' | 'test_id' | 'score'>>,
+  names: { trainName: string; testName: string; remedy: string },
+): AgentFlowError {
+  const shown = pairs
+    .slice(0, 10)
+    .map((pair) => `${pair.test_id} ~ ${pair.train_id} (${pair.score.toFixed(2)})`)
+    .join(', ');
+  const more = pairs.length > 10 ? ` and ${pairs.length - 10} more` : '';
+  return new AgentFlowError({
+    code: 'DATA_LEAKAGE',
+    message: `${pairs.length} ${names.testName} item(s) leak into ${names.trainName}: ${shown}${more}. ${names.remedy}`,
+    details: { pairs },
+  });
 }
 
 /** The train items that appear in no suspected pair: a clean training set. */
