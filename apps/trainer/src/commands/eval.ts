@@ -1,4 +1,5 @@
 import type { RegisterCommand } from './command-context';
+import { collectOverrides } from '../config/overrides';
 import { runPipelineCommand } from './run';
 
 /** One stage of the pipeline in an existing run directory; earlier stages must be done. */
@@ -7,9 +8,10 @@ export const registerEvalCommand: RegisterCommand = (program, context) => {
     .command('eval')
     .description('Evaluate the planner on the held-out split, before and after DAPO (stages of `agentflow run`).')
     .requiredOption('--resume <dir>', 'the run directory (created by `agentflow run`)')
+    .option('--set <key=value>', 'override one value of the run\'s recorded config, parsed as YAML (repeatable); config.json records the result', collectOverrides)
     .option('--quiet', 'print warnings and errors only')
     .option('--json', 'print progress as JSON lines on stdout')
-    .action(async (options: { resume: string; quiet?: boolean; json?: boolean }) => {
+    .action(async (options: { resume: string; set?: string[]; quiet?: boolean; json?: boolean }) => {
       const root = await runPipelineCommand(options, context, new Set(['eval-before', 'eval-after']));
       context.stdout(`Done: ${root}\n`);
     });

@@ -1,6 +1,6 @@
 import type { RegisterCommand } from './command-context';
 import { computeGradients, computeLogprobs, initAdapter, initModel } from './model/model-actions';
-import { parseDevice, parseIntegerOption, parseNumberOption } from './model/model-io';
+import { parseDevice, parseIntegerOption, parseNumberOption, parseWeightDtype } from './model/model-io';
 
 /**
  * `agentflow model init | init-adapter | logprobs | grad`: create Qwen3-architecture models and
@@ -12,11 +12,23 @@ export const registerModelCommand: RegisterCommand = (program, context) => {
   model
     .command('init')
     .description('Write a random model folder (config.json, model.safetensors, tokenizer files).')
-    .option('--preset <name>', 'tiny or qwen3-0.6b-shape', 'tiny')
+    .option('--preset <name>', 'tiny, qwen3-0.6b-shape or tiny-qwen3-vocab', 'tiny')
     .requiredOption('--out <dir>', 'new folder to write')
     .option('--seed <n>', 'random seed', '0')
-    .action(async (options: { preset: string; out: string; seed: string }) => {
-      context.stdout(await initModel({ preset: options.preset, out: options.out, seed: parseIntegerOption('--seed', options.seed) }));
+    .option('--dtype <dtype>', 'weight type: float32, bfloat16 (as Qwen3 checkpoints) or float16', 'float32')
+    .option('--tokenizer <dir>', 'copy tokenizer.json, tokenizer_config.json (and vocab.json, merges.txt, ... when present) from this folder; the EOS id follows its eos_token')
+    .option('--vocab-size <n>', "embedding rows (default the preset's); at least the tokenizer's id count")
+    .action(async (options: { preset: string; out: string; seed: string; dtype: string; tokenizer?: string; vocabSize?: string }) => {
+      context.stdout(
+        await initModel({
+          preset: options.preset,
+          out: options.out,
+          seed: parseIntegerOption('--seed', options.seed),
+          dtype: parseWeightDtype(options.dtype),
+          ...(options.tokenizer === undefined ? {} : { tokenizer: options.tokenizer }),
+          ...(options.vocabSize === undefined ? {} : { vocabSize: parseIntegerOption('--vocab-size', options.vocabSize, 1) }),
+        }),
+      );
     });
 
   model

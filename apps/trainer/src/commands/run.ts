@@ -1,9 +1,11 @@
 import { AgentFlowError } from '@agentflow/core';
+import { collectOverrides } from '../config/overrides';
 import { createPythonTool } from '@agentflow/executor';
 import { dryRunChecks, formatDryRun } from '../pipeline/dry-run';
 import { openRun, resolveConfig } from '../pipeline/open-run';
 import { createProgressReporter, type ProgressMode } from '../progress/progress-reporter';
-import { runWorldPipeline, WORLD_STAGE_NAMES } from '../world/world-pipeline';
+import { runPipeline, stageNamesOf } from '../pipeline/pipeline';
+import { guardedTaskSource } from '../pipeline/pipeline-context';
 import type { CommandContext, RegisterCommand } from './command-context';
 
 export interface PipelineOptions {
@@ -11,6 +13,7 @@ export interface PipelineOptions {
   out?: string;
   resume?: string;
   credit?: string;
+  set?: string[];
   quiet?: boolean;
   json?: boolean;
 }
@@ -23,23 +26,18 @@ export function progressModeOf(options: PipelineOptions): ProgressMode {
 
 /** Runs the pipeline (or the stages in `only`) with a progress display; returns the run directory. */
 export async function runPipelineCommand(options: PipelineOptions, context: CommandContext, only?: ReadonlySet<string>): Promise<string> {
+  // A leaking config is refused before its run directory is made (a resumed run passed the guard when it started).
+  const guarded = options.resume ? undefined : guardedTaskSource(resolveConfig(options));
   const { config, run, resumed } = openRun(options);
-  if (config.task.kind !== 'world') {
-    throw new AgentFlowError({
-      code: 'NOT_IMPLEMENTED',
-      message:
-        'This build runs the embedded task world end to end; dataset runs (the reference AIME setup) are checked by --dry-run but their stages are not wired yet.',
-    });
-  }
   const mode = progressModeOf(options);
   const reporter = createProgressReporter({
     mode,
-    stages: WORLD_STAGE_NAMES.filter((name) => !only || only.has(name)),
+    stages: stageNamesOf(config).filter((name) => !only || only.has(name)),
     write: mode === 'json' ? context.stdout : context.stderr,
   });
   if (mode !== 'json' && mode !== 'quiet') context.stderr(`${resumed ? 'Resuming' : 'Starting'} ${config.name} in ${run.root}\n`);
   try {
-    await runWorldPipeline(config, run, (event) => reporter.handle(event), only);
+    await runPipeline(config, run, (event) => reporter.handle(event), { ...(only ? { only } : {}), ...(guarded ? { guarded } : {}) });
   } finally {
     reporter.close();
   }
@@ -54,6 +52,7 @@ export const registerRunCommand: RegisterCommand = (program, context) => {
     .option('--out <dir>', 'run directory (default runs/<date-time>)')
     .option('--resume <dir>', 'continue a killed run from its last checkpoint')
     .option('--credit <kind>', 'step credit of DAPO: process (PRM), outcome (Flow-GRPO) or mix')
+    .option('--set <key=value>', 'override one config value, parsed as YAML (repeatable): --set train.totalSteps=2', collectOverrides)
     .option('--dry-run', 'validate the config, check models, data and endpoints, print the plan')
     .option('--quiet', 'print warnings and errors only')
     .option('--json', 'print progress as JSON lines on stdout')
@@ -62,7 +61,7 @@ export const registerRunCommand: RegisterCommand = (program, context) => {
         const config = resolveConfig(options);
         const python = createPythonTool();
         const checks = await dryRunChecks(config, { pythonUnavailable: () => python.unavailableReason() });
-        context.stdout(formatDryRun(config, checks, WORLD_STAGE_NAMES));
+        context.stdout(formatDryRun(config, checks, stageNamesOf(config)));
         if (checks.some((check) => !check.ok)) {
           throw new AgentFlowError({ code: 'INVALID_CONFIG', message: 'dry run: some checks failed (see above).' });
         }

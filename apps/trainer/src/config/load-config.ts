@@ -3,12 +3,24 @@ import { extname } from 'node:path';
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
+import { applyOverrides, parseOverride } from './overrides';
 
 /**
- * Reads a YAML or JSON config file and validates it. Every problem is reported as
- * `FILE: key.path: what was expected, what was found`, all at once.
+ * Where a config value came from, printed before each error line: a string (a file path), or
+ * a function that names the source of the value at an offending key path.
  */
-export function loadConfig<Schema extends z.ZodType>(path: string, schema: Schema): z.infer<Schema> {
+export type ConfigOrigin = string | ((keyPath: readonly PropertyKey[]) => string);
+
+export interface LoadConfigSettings {
+  /** `--set KEY.PATH=VALUE` overrides, applied in order to the raw config before validation. */
+  overrides?: readonly string[];
+}
+
+/**
+ * Reads a YAML or JSON config file (JSON when the name ends in `.json`) without validating it.
+ * An empty file is the empty config `{}`.
+ */
+export function readConfigFile(path: string): unknown {
   if (!existsSync(path)) {
     throw new AgentFlowError({
       code: 'INVALID_CONFIG',
@@ -17,31 +29,76 @@ export function loadConfig<Schema extends z.ZodType>(path: string, schema: Schem
     });
   }
   const text = readFileSync(path, 'utf8');
-  let raw: unknown;
+  const json = extname(path) === '.json';
   try {
-    raw = extname(path) === '.json' ? JSON.parse(text) : parseYaml(text);
+    return (json ? JSON.parse(text) : parseYaml(text)) ?? {};
   } catch (cause) {
     throw new AgentFlowError({
       code: 'INVALID_CONFIG',
-      message: `${path}: not valid ${extname(path) === '.json' ? 'JSON' : 'YAML'}: ${(cause as Error).message}`,
+      message: `${path}: not valid ${json ? 'JSON' : 'YAML'}: ${(cause as Error).message}`,
       cause,
-    });
-  }
-  const parsed = schema.safeParse(raw ?? {});
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => {
-      const keyPath = issue.path.map(String).join('.') || '(root)';
-      const found = issue.code === 'unrecognized_keys' ? '' : `, found ${describeValue(valueAt(raw, issue.path))}`;
-      return `${path}: ${keyPath}: ${issue.message}${found}`;
-    });
-    throw new AgentFlowError({
-      code: 'INVALID_CONFIG',
-      message: lines.join('\n'),
-      cause: parsed.error,
       details: { path },
     });
   }
-  return parsed.data;
+}
+
+/**
+ * Validates a raw config. Every problem is reported, all at once, as
+ * `ORIGIN: key.path: what was expected, found what was there`.
+ */
+export function validateConfig<Schema extends z.ZodType>(raw: unknown, schema: Schema, origin: ConfigOrigin): z.infer<Schema> {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const originOf = typeof origin === 'string' ? () => origin : origin;
+  const lines = parsed.error.issues.map((issue) => {
+    const keyPath = issue.path.map(String).join('.') || '(root)';
+    if (issue.code === 'unrecognized_keys') {
+      // Each unknown key may come from a different place (the file, or one --set).
+      const origins = new Set(issue.keys.map((key) => originOf([...issue.path, key])));
+      return `${[...origins].join(', ')}: ${keyPath}: ${issue.message}`;
+    }
+    return `${originOf(issue.path)}: ${keyPath}: ${issue.message}, found ${describeValue(valueAt(raw, issue.path))}`;
+  });
+  throw new AgentFlowError({
+    code: 'INVALID_CONFIG',
+    message: lines.join('\n'),
+    cause: parsed.error,
+    details: { origin: typeof origin === 'string' ? origin : undefined, keyPaths: parsed.error.issues.map((issue) => issue.path.map(String).join('.')) },
+  });
+}
+
+/**
+ * Reads a YAML or JSON config file (or starts from `{}`, the embedded default, when `path` is
+ * undefined), applies the `--set` overrides, and validates the result. An error line names the
+ * `--set` that put the offending value there, else the file (`FILE + --set` when overrides
+ * were given, since they may be what made the file's value wrong).
+ */
+export function loadConfig<Schema extends z.ZodType>(
+  path: string | undefined,
+  schema: Schema,
+  settings: LoadConfigSettings = {},
+): z.infer<Schema> {
+  const raw = path === undefined ? {} : readConfigFile(path);
+  const overrides = settings.overrides ?? [];
+  const base = path ?? 'default config';
+  if (overrides.length === 0) return validateConfig(raw, schema, base);
+  return validateConfig(applyOverrides(raw, overrides), schema, overrideOrigin(`${base} + --set`, overrides));
+}
+
+/** Names the last `--set` whose key path leads to, or lies inside, the offending key path. */
+function overrideOrigin(fallback: string, overrides: readonly string[]): ConfigOrigin {
+  const paths = overrides.map((text) => parseOverride(text).path);
+  return (keyPath) => {
+    const at = keyPath.map(String);
+    for (let index = paths.length - 1; index >= 0; index--) {
+      const path = paths[index]!;
+      const shared = Math.min(path.length, at.length);
+      if (path.slice(0, shared).every((segment, position) => segment === at[position])) {
+        return `--set ${JSON.stringify(overrides[index])}`;
+      }
+    }
+    return fallback;
+  };
 }
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {

@@ -1,23 +1,13 @@
 import { z } from 'zod';
+import { taskSchema } from './task-schema';
+import { trainSchema } from './train-schema';
 
 const modelSource = z
   .union([
-    z.object({ preset: z.enum(['tiny']).describe('Create a random model of this preset on the first run.') }).strict(),
+    z.object({ preset: z.enum(['tiny']).describe("policy.model: the world's random planner, created by the warm-start stage; prm.backbone: the warm-started planner with its adapter merged.") }).strict(),
     z.object({ path: z.string().min(1).describe('A Hugging Face style folder: config.json, *.safetensors, tokenizer.json.') }).strict(),
   ])
   .describe('Where the model comes from: a preset created on the first run, or a local folder.');
-
-const datasetSource = z
-  .object({
-    path: z.string().min(1).describe('A dataset file: AgentFlow JSON benchmark, the AIME CSV, or JSONL.'),
-    format: z.enum(['agentflow-json', 'aime-csv', 'jsonl']).describe('File format.'),
-    years: z
-      .tuple([z.number().int(), z.number().int()])
-      .optional()
-      .describe('Keep only rows whose id starts with a year in this inclusive range (AIME CSV).'),
-    limit: z.number().int().positive().optional().describe('Keep the first N items after filtering.'),
-  })
-  .strict();
 
 const chatEndpoint = z.discriminatedUnion('kind', [
   z
@@ -33,6 +23,10 @@ const chatEndpoint = z.discriminatedUnion('kind', [
       baseUrl: z.string().url().describe('OpenAI-compatible base URL, e.g. https://api.deepseek.com/v1.'),
       model: z.string().min(1),
       apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY').describe('Environment variable holding the API key.'),
+      responseFormat: z
+        .enum(['json_schema', 'json_object', 'none'])
+        .default('json_schema')
+        .describe("How JSON output is requested: json_schema (OpenAI, vLLM), json_object (DeepSeek's API takes no json_schema), none. The reply is validated against the schema either way."),
     })
     .strict(),
 ]);
@@ -54,68 +48,10 @@ export const runConfigSchema = z
       ),
     out: z.string().optional().describe('Run directory; every stage appends there (default runs/<date-time>).'),
     device: z.enum(['auto', 'cuda', 'cpu']).default('auto').describe('ONNX Runtime execution provider.'),
-    task: z
-      .discriminatedUnion('kind', [
-        z
-          .object({
-            kind: z.literal('world'),
-            seed: z.number().int().default(7).describe('Seed of the generated task world.'),
-            entities: z.number().int().positive().default(24).describe('Entities in the world corpus (fewer: each name recurs more, so copying it is learned).'),
-            trainTasks: z.number().int().positive().default(800),
-            testTasks: z.number().int().positive().default(60),
-            levels: z.array(z.number().int().min(1).max(3)).min(1).default([1, 2]).describe('Lookups per question.'),
-            maxValue: z.number().int().min(2).default(9).describe('Largest number in a fact.'),
-          })
-          .strict(),
-        z
-          .object({
-            kind: z.literal('datasets'),
-            train: datasetSource,
-            test: datasetSource,
-            leakageThreshold: z.number().min(0).max(1).default(0.5).describe('Near-duplicate score that counts as a leak.'),
-            allowLeakage: z.boolean().default(false).describe('Run even when test items leak into training.'),
-          })
-          .strict(),
-      ])
-      .prefault({ kind: 'world' })
-      .describe('Training and held-out tasks.'),
+    task: taskSchema,
     policy: z
       .object({
         model: modelSource.default({ preset: 'tiny' }),
-        shape: z
-          .object({
-            hiddenSize: z.number().int().positive().default(128),
-            layers: z.number().int().positive().default(2),
-            heads: z.number().int().positive().default(4),
-            keyValueHeads: z.number().int().positive().default(4),
-            intermediateSize: z.number().int().positive().default(256),
-            embeddingStd: z.number().positive().default(0.5).describe('Std of the random embedding table (HF draws 0.02; LoRA cannot train it).'),
-            sharedDirection: z
-              .number()
-              .nonnegative()
-              .default(1)
-              .describe('One fixed random direction added to every embedding, relative to the token part: gives q and k a constant to attend by position.'),
-            wordClassDirection: z
-              .number()
-              .nonnegative()
-              .default(1)
-              .describe('One direction per word class (names, numbers, counted things) added to its tokens, relative to the token part.'),
-            identityInit: z.number().nonnegative().default(1.5).describe('Added to the diagonal of v_proj and o_proj: a base that passes tokens on (copying).'),
-            ropeTheta: z
-              .number()
-              .positive()
-              .default(10000)
-              .describe('RoPE base. A small base gives every frequency pair a short period: sharp attention by relative position in short prompts.'),
-            qkNormGain: z
-              .number()
-              .positive()
-              .default(3)
-              .describe('Initial weight of q_norm and k_norm. LoRA cannot train norms, and at 1 an attention logit is at most sqrt(head_dim): too flat to copy one token.'),
-            bpeMerges: z.number().int().nonnegative().default(300).describe('BPE merges learned between the whole-word tokens (names, numbers).'),
-          })
-          .strict()
-          .prefault({})
-          .describe('Shape of the random planner created for the embedded default (preset: tiny).'),
         lora: z
           .object({
             rank: z.number().int().positive().default(128),
@@ -127,11 +63,34 @@ export const runConfigSchema = z
         temperature: z.number().positive().default(1).describe('Sampling temperature of rollouts and evaluation.'),
         maxNewTokens: z.number().int().positive().default(48).describe('Token limit of one planner decision.'),
         maxSteps: z.number().int().positive().default(5).describe('Planner decisions per task at most.'),
+        prompt: z
+          .discriminatedUnion('kind', [
+            z
+              .object({
+                kind: z.literal('compact'),
+                maxPromptChars: z.number().int().positive().default(480).describe('Character budget of the whole prompt.'),
+                maxOutputChars: z.number().int().positive().default(120).describe('Characters of each tool output shown.'),
+              })
+              .strict()
+              .describe('One short message with each tool output on one line: for a small planner trained from scratch (the embedded default).'),
+            z
+              .object({
+                kind: z.literal('full'),
+                memoryBudgetChars: z.number().int().positive().default(6000).describe('Character budget of the rendered step log (about 1.5k tokens).'),
+              })
+              .strict()
+              .describe('A system message with the tool catalogue and a user message with the task: for pretrained LLMs (Qwen3).'),
+          ])
+          .prefault({ kind: 'compact' })
+          .describe("The planner's prompt template (@agentflow/planner)."),
+        chatTemplateKwargs: z
+          .record(z.string(), z.unknown())
+          .default({ enable_thinking: false })
+          .describe(
+            "Variables passed to the model folder's chat template (Hugging Face apply_chat_template kwargs). Default { enable_thinking: false }: Qwen3 with thinking off, as the AgentFlow reference system runs it; templates that do not read a variable ignore it.",
+          ),
       })
       .strict()
-      .refine((policy) => policy.shape.hiddenSize % policy.shape.heads === 0, {
-        message: 'policy.shape.hiddenSize must be a multiple of policy.shape.heads',
-      })
       .prefault({}),
     warmStart: z
       .object({
@@ -143,19 +102,6 @@ export const runConfigSchema = z
           .nullable()
           .default(null)
           .describe('Learn from the demonstrations of the first N training tasks only (null: all); DAPO draws from every training task.'),
-        expertErrorRate: z
-          .number()
-          .min(0)
-          .max(1)
-          .default(0.4)
-          .describe(
-            "Fraction of the demonstrations that carry one of the expert's mistakes (expertMistakes) and answer what it leads to: an imperfect teacher, as real SFT data is. 0: the world's exact expert.",
-          ),
-        expertMistakes: z
-          .array(z.enum(['operator', 'lookup']))
-          .min(1)
-          .default(['lookup'])
-          .describe("The mistakes of the imperfect expert, one drawn per flawed demonstration: 'operator' (another operator in the code), 'lookup' (another counted thing looked up, and used)."),
         learningRate: z.number().positive().default(1e-2).describe('Peak learning rate, after a linear warm-up.'),
         schedule: z
           .enum(['cosine', 'constant'])
@@ -189,7 +135,15 @@ export const runConfigSchema = z
         z
           .object({
             kind: z.literal('judge'),
-            endpoint: chatEndpoint,
+            endpoint: chatEndpoint.describe('The judge: any OpenAI-compatible endpoint (DeepSeek: responseFormat json_object), or Ollama.'),
+            maxTrajectories: z.number().int().positive().default(480).describe('Collected trajectories to label at most.'),
+            includeReference: z
+              .boolean()
+              .default(true)
+              .describe("Give the judge the task's reference answer with each step (it never sees the scored step's own tool result)."),
+            concurrency: z.number().int().positive().default(8).describe('Judge calls in flight at once.'),
+            inputUsdPerMillion: z.number().nonnegative().optional().describe("USD per million prompt tokens, for the running cost (default DeepSeek's price)."),
+            outputUsdPerMillion: z.number().nonnegative().optional().describe("USD per million completion tokens (default DeepSeek's price)."),
           })
           .strict(),
       ])
@@ -229,63 +183,18 @@ export const runConfigSchema = z
       })
       .strict()
       .prefault({}),
-    train: z
-      .object({
-        credit: z
-          .enum(['process', 'outcome', 'mix'])
-          .default('process')
-          .describe('Process (PRM step scores alone), outcome broadcast (Flow-GRPO), or their sum A_outcome + A_process (a PRM that misses an error does not cancel the outcome).'),
-        processCredit: z
-          .enum(['sum', 'min'])
-          .default('sum')
-          .describe("How the PRM's step scores become credit: 'sum' (DeepSeekMath: normalised over the group, summed from each step on) or 'min' (PURE: a soft minimum over the trajectory's steps, T = 0.1, then return-to-go)."),
-        steps: z.number().int().positive().default(30),
-        groupSize: z.number().int().min(2).default(8).describe('Rollouts per prompt (G).'),
-        promptsPerStep: z.number().int().positive().default(8),
-        promptsPerUpdate: z
-          .number()
-          .int()
-          .positive()
-          .nullable()
-          .default(null)
-          .describe('Groups per optimiser update: a step makes promptsPerStep / promptsPerUpdate updates (PPO mini-batches); null: one update per step.'),
-        lora: z
-          .object({ rank: z.number().int().positive(), alpha: z.number().positive() })
-          .strict()
-          .nullable()
-          .default({ rank: 16, alpha: 32 })
-          .describe(
-            'A fresh LoRA for DAPO on the warm-started planner with its adapter merged (B = 0: step 1 starts at the warm policy, with Adam moments of its own); null: DAPO goes on training the warm-start adapter and its Adam moments, whose memory of the warm start\'s large gradients shrinks every RL step (at lr 3e-4 it barely moved, at 1e-3 it collapsed).',
-          ),
-        klCoefficient: z
-          .number()
-          .nonnegative()
-          .default(0.05)
-          .describe(
-            'Weight of the k3 KL term to the warm-started planner (frozen; bounded as verl does); 0 turns it off, as DAPO does. With the default it stayed under 0.05 nats per token over 30 steps at lr 5e-3 (seeds 0 and 1).',
-          ),
-        learningRate: z
-          .number()
-          .positive()
-          .default(5e-3)
-          .describe(
-            'DAPO learning rate. On a fresh rank-16 adapter (the default), 8 prompts per step, KL 0.05: 5e-3 for 30 steps lifted held-out accuracy 20 points with seed 0 and 28 with seed 1, stable; 1e-2 for 20 steps lifted seed 0 by 17-22 but collapsed with seed 1 after 12 steps (67% -> 3%), with or without the KL term, and with PURE min-form credit too. On the warm adapter (train.lora null): 1e-3 collapsed within 15 steps, 1e-4 did not move.',
-          ),
-        warmupSteps: z.number().int().nonnegative().default(0).describe('Linear learning-rate warm-up in DAPO steps (DAPO uses 20 of thousands; a short run starts at the peak).'),
-        evalEvery: z.number().int().positive().default(5),
-        dynamicSampling: z
-          .enum(['refill', 'drop', 'off'])
-          .default('refill')
-          .describe('Groups whose rewards are all equal: refill the batch (DAPO 3.2), drop them, or keep them (GRPO).'),
-        maxRounds: z.number().int().positive().default(12).describe('Generation rounds per step before refill gives up.'),
-      })
-      .strict()
-      .refine((train) => train.promptsPerUpdate === null || train.promptsPerUpdate <= train.promptsPerStep, {
-        message: 'promptsPerUpdate must be at most promptsPerStep (a step cannot update on more groups than it samples)',
-        path: ['promptsPerUpdate'],
-      })
-      .prefault({}),
+    train: trainSchema.describe("DAPO on the planner: @agentflow/dapo's whole configuration, laid over the embedded default's values."),
   })
-  .strict();
+  .strict()
+  .superRefine((config, context) => {
+    // A preset planner is the world's: its tokenizer is learned from the world's demonstrations.
+    if ('preset' in config.policy.model && config.task.kind !== 'world') {
+      context.addIssue({
+        code: 'custom',
+        path: ['policy', 'model'],
+        message: `a preset planner is made for task.kind world (its tokenizer is learned from the world's demonstrations); with task.kind ${config.task.kind} give policy.model.path, a Hugging Face folder`,
+      });
+    }
+  });
 
 export type RunConfig = z.infer<typeof runConfigSchema>;

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import type { RunConfig } from '../config/schema';
+import { guardedTaskSource } from './pipeline-context';
 
 export interface DryRunCheck {
   ok: boolean;
@@ -37,6 +38,21 @@ function endpointUrl(endpoint: NonNullable<RunConfig['fixedModules']>): string {
   return endpoint.kind === 'ollama' ? `${endpoint.url.replace(/\/$/, '')}/api/tags` : `${endpoint.baseUrl.replace(/\/$/, '')}/models`;
 }
 
+/** The leakage guard of the run, as the run itself applies it: a refused leak fails the check, naming the pairs. */
+function leakageCheck(config: RunConfig): DryRunCheck {
+  const what = 'train/test leakage';
+  try {
+    const { source, leakage } = guardedTaskSource(config);
+    const compared = `${leakage.checked.train} train x ${leakage.checked.test} test items compared at threshold ${leakage.threshold}`;
+    if (leakage.dropped.length > 0) {
+      return { ok: true, what, detail: `${compared}; ${leakage.dropped.length} leaked training item(s) will be dropped (onLeakage: drop): ${leakage.dropped.slice(0, 10).join(', ')}; ${source.split('train').length} remain` };
+    }
+    return { ok: true, what, detail: `${compared}; no near-duplicates` };
+  } catch (error) {
+    return { ok: false, what, detail: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 /**
  * What `--dry-run` checks before anything heavy runs: model folders, datasets, endpoints
  * (each named with what is wrong), and the sandbox of the python tool.
@@ -59,6 +75,7 @@ export async function dryRunChecks(
   } else {
     checks.push({ ok: true, what: 'tasks', detail: `generated world: ${config.task.trainTasks} train / ${config.task.testTasks} held-out tasks, seed ${config.task.seed}` });
   }
+  if (checks.every((check) => check.ok || !check.what.endsWith(' data'))) checks.push(leakageCheck(config));
   const endpoints: Array<[string, NonNullable<RunConfig['fixedModules']>]> = [];
   if (config.fixedModules) endpoints.push(['fixed modules', config.fixedModules]);
   if (config.label.kind === 'judge') endpoints.push(['step judge', config.label.endpoint]);
@@ -79,19 +96,20 @@ export async function dryRunChecks(
 
 export function formatDryRun(config: RunConfig, checks: readonly DryRunCheck[], stages: readonly string[]): string {
   const lines = [
-    `Plan for ${config.name} (seed ${config.seed}, device ${config.device}, credit ${config.train.credit}):`,
+    `Plan for ${config.name} (seed ${config.seed}, device ${config.device}, credit ${config.train.credit.kind}):`,
     `  stages: ${stages.join(' -> ')}`,
     ...(config.warmStart.epochs > 0 && config.task.kind === 'world'
       ? [
           `  warm start: ${config.warmStart.epochs} epochs on the demonstrations of ${config.warmStart.demonstrations ?? 'all'} training tasks${
-            config.warmStart.expertErrorRate > 0
-              ? `, ${Math.round(config.warmStart.expertErrorRate * 100)}% with a mistake (${config.warmStart.expertMistakes.join(', ')})`
+            config.task.teacher.errorRate > 0
+              ? `, ${Math.round(config.task.teacher.errorRate * 100)}% with a mistake (${config.task.teacher.mistakes.join(', ')})`
               : ''
           }`,
         ]
-      : []),
+      : ['  warm start: none (the task source has no demonstrations); DAPO starts from the planner as it is']),
     `  PRM: input ${config.prm.input}${config.prm.confidence ? ' + confidence' : ''}, ${config.prm.lora ? `LoRA rank ${config.prm.lora.rank}` : 'head only'}, ${config.prm.loss}, up to ${config.prm.epochs} epochs`,
-    `  DAPO: ${config.train.steps} steps x ${config.train.promptsPerStep} prompts x G=${config.train.groupSize}, lr ${config.train.learningRate}, ${
+    `  label: ${config.label.kind === 'judge' ? `judge ${config.label.endpoint.model}${config.label.includeReference ? ' (with the reference answer)' : ''}` : `Monte-Carlo, ${config.label.samples} completions per step`}`,
+    `  DAPO: ${config.train.totalSteps} steps x ${config.train.promptsPerBatch} prompts x G=${config.train.groupSize}, lr ${config.train.learningRate}, credit ${config.train.credit.kind}, eps ${config.train.epsLow}/${config.train.epsHigh}, overlong ${config.train.overlong.enabled ? `on (L_max ${config.train.overlong.maxLength}, L_cache ${config.train.overlong.cacheLength})` : 'off'}, ${
       config.train.lora ? `a fresh LoRA of rank ${config.train.lora.rank}` : "the planner's own adapter (policy.lora)"
     }`,
     'Checks:',

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentFlowError, writeFileAtomic } from '@agentflow/core';
 import { loadConfig } from '../config/load-config';
+import { parseOverride } from '../config/overrides';
 import { type RunConfig, runConfigSchema } from '../config/schema';
 import { openRunDirectory, type RunDirectory } from './run-directory';
 
@@ -10,29 +11,64 @@ export interface OpenRunSettings {
   out?: string;
   resume?: string;
   credit?: string;
+  /** `--set KEY.PATH=VALUE` overrides, applied in order (after `--credit`) before validation. */
+  set?: readonly string[];
   now?: () => Date;
 }
 
-/** The config of a run: from a file or the embedded default, with command-line overrides. */
-export function resolveConfig(settings: OpenRunSettings): RunConfig {
-  const base = settings.config ? loadConfig(settings.config, runConfigSchema) : runConfigSchema.parse({});
-  if (settings.credit === undefined) return base;
-  const credit = runConfigSchema.shape.train.unwrap().shape.credit.safeParse(settings.credit);
-  if (!credit.success) {
+/** What each `--credit NAME` stands for, as a `--set` of `train.credit`. */
+const creditOverrides: Record<string, string> = {
+  process: 'train.credit={kind: process-sum}',
+  outcome: 'train.credit={kind: outcome}',
+  mix: 'train.credit={kind: mix}',
+};
+
+function creditOverride(credit: string): string {
+  const override = Object.hasOwn(creditOverrides, credit) ? creditOverrides[credit] : undefined;
+  if (override === undefined) {
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
-      message: `--credit must be one of process, outcome, mix; got ${JSON.stringify(settings.credit)}.`,
+      message: `--credit must be one of process, outcome, mix; got ${JSON.stringify(credit)}.`,
     });
   }
-  return { ...base, train: { ...base.train, credit: credit.data } };
+  return override;
+}
+
+/**
+ * The config of a run: a file or the embedded default, then `--credit` and the `--set`
+ * overrides (a later one wins), validated once.
+ */
+export function resolveConfig(settings: OpenRunSettings): RunConfig {
+  const overrides = [...(settings.credit === undefined ? [] : [creditOverride(settings.credit)]), ...(settings.set ?? [])];
+  return loadConfig(settings.config, runConfigSchema, { overrides });
+}
+
+/**
+ * The config of a resumed run: its recorded `config.json`, with the `--set` overrides applied.
+ * When they change it, `config.json` is rewritten, so it always records what the run uses.
+ */
+function resumeConfig(configPath: string, set: readonly string[]): RunConfig {
+  if (set.length === 0) return runConfigSchema.parse(JSON.parse(readFileSync(configPath, 'utf8')));
+  const moved = set.find((text) => parseOverride(text).path[0] === 'out');
+  if (moved !== undefined) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `--set ${JSON.stringify(moved)}: a resumed run stays in its directory; drop this --set, or start a new run with --out.`,
+    });
+  }
+  const config = loadConfig(configPath, runConfigSchema, { overrides: set });
+  const text = `${JSON.stringify(config, null, 2)}\n`;
+  if (text !== readFileSync(configPath, 'utf8')) writeFileAtomic(configPath, text);
+  return config;
 }
 
 const stamp = (date: Date) => date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 
 /**
  * Opens the run directory: `--resume DIR` continues a run with the config it was started
- * with; otherwise a new directory (`--out`, the config's `out`, or `runs/<time>`) that must
- * not hold a run already, so a finished run is never overwritten.
+ * with (plus any `--set`, recorded back into its config.json); otherwise a new directory
+ * (`--out`, the config's `out`, or `runs/<time>`) that must not hold a run already, so a
+ * finished run is never overwritten.
  */
 export function openRun(settings: OpenRunSettings): { config: RunConfig; run: RunDirectory; resumed: boolean } {
   if (settings.resume) {
@@ -43,8 +79,8 @@ export function openRun(settings: OpenRunSettings): { config: RunConfig; run: Ru
         message: `--resume ${settings.resume}: ${configPath} is missing; expected a directory written by \`agentflow run\`.`,
       });
     }
-    const config = runConfigSchema.parse(JSON.parse(readFileSync(configPath, 'utf8')));
-    return { config, run: openRunDirectory(settings.resume, { mustExist: true }), resumed: true };
+    const run = openRunDirectory(settings.resume, { mustExist: true });
+    return { config: resumeConfig(configPath, settings.set ?? []), run, resumed: true };
   }
   const config = resolveConfig(settings);
   const out = settings.out ?? config.out ?? join('runs', stamp((settings.now ?? (() => new Date()))()));

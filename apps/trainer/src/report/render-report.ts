@@ -57,6 +57,19 @@ function prmTable(runs: ReportRun[]): string {
  * A self-contained HTML report (inline CSS and SVG, no scripts, no network) for one run,
  * or for several drawn on the same axes (`agentflow report --compare A B`).
  */
+/** What each run trained and was judged on, and what the leakage guard found. */
+function tasksList(runs: ReportRun[]): string {
+  const rows = runs.flatMap(({ label, summary }) => {
+    if (!summary.task) return [];
+    const leakage = summary.leakage;
+    const guard = leakage
+      ? `leakage check (${leakage.method === 'identity' ? 'task identity' : `near-duplicate text at ${leakage.threshold}`}): ${leakage.checked.train} x ${leakage.checked.test} compared, ${leakage.pairs.length} pair(s)${leakage.dropped.length > 0 ? `, ${leakage.dropped.length} training item(s) dropped` : ''}`
+      : 'no leakage record';
+    return [`<li>${escapeXml(label)}: ${escapeXml(summary.task.description)} (${summary.task.train} train / ${summary.task.test} test); ${escapeXml(guard)}</li>`];
+  });
+  return rows.length > 0 ? `<h2>Tasks</h2>\n<ul>${rows.join('')}</ul>` : '';
+}
+
 export function renderReport(runs: ReportRun[], generatedAt: Date = new Date()): string {
   const title = runs.length === 1 ? `AgentFlow run: ${runs[0]?.label}` : `AgentFlow: ${runs.map((r) => r.label).join(' vs ')}`;
   const plots = TRAIN_PLOTS.map(({ key, title: plotTitle, yLabel, yRange }) =>
@@ -99,6 +112,7 @@ th{background:#f5f5f5}td:first-child,td:nth-child(2){text-align:left}tr.delta td
 footer{color:#777;font-size:.85rem;margin-top:2rem}
 </style></head><body>
 <h1>${escapeXml(title)}</h1>
+${tasksList(runs)}
 <h2>Held-out accuracy, before and after DAPO</h2>
 ${accuracyTable(runs)}
 <h2>Process reward model</h2>

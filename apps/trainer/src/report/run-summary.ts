@@ -15,7 +15,22 @@ export type EvaluationSummary = z.infer<typeof evaluationSummarySchema>;
 /** `summary.json` of a run: what a script or the report reads. */
 export const runSummarySchema = z.object({
   name: z.string(),
-  credit: z.string().describe('Credit assignment used by DAPO: process, outcome or mix.'),
+  credit: z.string().describe("DAPO's step credit: process-sum, process-min, outcome or mix."),
+  task: z
+    .object({ kind: z.string(), description: z.string(), train: z.number().int(), test: z.number().int() })
+    .optional()
+    .describe('The task source: its kind, what it read, and the items of each split (after the leakage guard).'),
+  leakage: z
+    .object({
+      checked: z.object({ train: z.number().int(), test: z.number().int() }),
+      threshold: z.number(),
+      method: z.enum(['near-duplicate', 'identity']),
+      onLeak: z.enum(['refuse', 'drop']),
+      pairs: z.array(z.object({ trainId: z.string(), testId: z.string(), score: z.number() })),
+      dropped: z.array(z.string()),
+    })
+    .optional()
+    .describe('The train/test near-duplicate check run before any stage: what was compared, the pairs found, the training items dropped.'),
   warmStart: evaluationSummarySchema.optional().describe('Before warm start (the random model), when measured.'),
   before: evaluationSummarySchema.describe('Held-out accuracy before DAPO (after the warm start).'),
   after: evaluationSummarySchema.describe('Held-out accuracy after DAPO.'),

@@ -1,6 +1,8 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRandom, AgentFlowError } from '@agentflow/core';
 import {
+  byteLevelVocabSize,
   createCausalLm,
   createLoraAdapter,
   createPolicyTrainer,
@@ -10,17 +12,37 @@ import {
   type LinearModule,
   loadLoraAdapter,
   loadModel,
+  loadTokenizer,
   loraLayoutOf,
+  type ModelTokenizer,
   nllObjective,
   peftKey,
   saveLoraAdapter,
   saveModelFolder,
+  type WeightDtype,
 } from '@agentflow/models';
 import { createRuntime, type Device } from '@agentflow/tensor';
 import { readCompletionFile } from './model-io';
 
-/** `model init`: a random model folder for a preset. */
-export async function initModel(settings: { preset: string; out: string; seed: number }): Promise<string> {
+/** Settings of `model init`. */
+export interface InitModelSettings {
+  preset: string;
+  out: string;
+  seed: number;
+  /** Element type of the saved weights (config.json's torch_dtype). */
+  dtype: WeightDtype;
+  /** Copy the tokenizer files of this folder instead of writing the byte-level tokenizer. */
+  tokenizer?: string;
+  /** Rows of the embedding; default the preset's. */
+  vocabSize?: number;
+}
+
+/**
+ * `model init`: a random model folder for a preset. With a copied tokenizer, the config's EOS is
+ * the tokenizer's `eos_token` (e.g. Qwen3's <|im_end|>, 151645), and the vocabulary must hold
+ * every id the tokenizer can produce.
+ */
+export async function initModel(settings: InitModelSettings): Promise<string> {
   if (existsSync(settings.out) && readdirSync(settings.out).length > 0) {
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
@@ -28,10 +50,41 @@ export async function initModel(settings: { preset: string; out: string; seed: n
       details: { out: settings.out },
     });
   }
-  const config = getModelPreset(settings.preset);
+  const preset = getModelPreset(settings.preset);
+  const config = { ...preset, vocabSize: settings.vocabSize ?? preset.vocabSize };
+  let tokenizerSize = byteLevelVocabSize();
+  if (settings.tokenizer !== undefined) {
+    const tokenizer = await loadTokenizer(settings.tokenizer);
+    tokenizerSize = tokenizer.size;
+    const eos = tokenizerEosId(settings.tokenizer, tokenizer);
+    if (eos !== undefined) config.eosTokenIds = [eos];
+    if (config.bosTokenId !== undefined && config.bosTokenId >= tokenizer.size) delete config.bosTokenId;
+  }
+  if (config.vocabSize < tokenizerSize) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `The ${settings.tokenizer === undefined ? 'byte-level' : settings.tokenizer} tokenizer has ${tokenizerSize} ids, more than the vocabulary size ${config.vocabSize}; pass --vocab-size ${tokenizerSize} or more (Qwen3 checkpoints use 151936).`,
+      details: { vocabSize: config.vocabSize, tokenizerSize },
+    });
+  }
   const model = createRandomModel(config, settings.seed);
-  await saveModelFolder(settings.out, model);
-  return `wrote ${settings.preset} model (${[...model.weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0)} parameters) to ${settings.out}\n`;
+  await saveModelFolder(settings.out, model, {
+    dtype: settings.dtype,
+    ...(settings.tokenizer === undefined ? {} : { tokenizer: { copyFrom: settings.tokenizer } }),
+  });
+  const parameters = [...model.weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
+  const tokenizer = settings.tokenizer === undefined ? 'byte-level tokenizer' : `tokenizer copied from ${settings.tokenizer}`;
+  return `wrote ${settings.preset} model (${parameters} parameters, vocabulary ${config.vocabSize}, ${settings.dtype}, ${tokenizer}) to ${settings.out}\n`;
+}
+
+/** The id of tokenizer_config.json's `eos_token`, when it names one token. */
+function tokenizerEosId(dir: string, tokenizer: ModelTokenizer): number | undefined {
+  const tokenizerConfig = JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8')) as { eos_token?: string | { content?: string } | null };
+  const eos = tokenizerConfig.eos_token;
+  const text = typeof eos === 'string' ? eos : eos?.content;
+  if (!text) return undefined;
+  const ids = tokenizer.encode(text);
+  return ids.length === 1 ? ids[0] : undefined;
 }
 
 /** `model init-adapter`: a PEFT adapter for a model folder; B is zero unless bStd > 0. */

@@ -71,3 +71,9 @@ export function parseDevice(text: string): 'auto' | 'cuda' | 'cpu' {
   if (text === 'auto' || text === 'cuda' || text === 'cpu') return text;
   throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--device must be auto, cuda or cpu, got ${JSON.stringify(text)}.` });
 }
+
+/** `--dtype` values: the element types model folders are saved in. */
+export function parseWeightDtype(text: string): 'float32' | 'bfloat16' | 'float16' {
+  if (text === 'float32' || text === 'bfloat16' || text === 'float16') return text;
+  throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--dtype must be float32, bfloat16 or float16, got ${JSON.stringify(text)}.` });
+}

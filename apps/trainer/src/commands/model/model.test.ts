@@ -2,8 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadModel, referenceCompletionLogprobs } from '@agentflow/models';
+import { loadModel, loadTokenizer, referenceCompletionLogprobs } from '@agentflow/models';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { qwen3TokenizerDir } from '../../testing/tiny-qwen3-folder';
 
 const cli = join(__dirname, '..', '..', '..', 'dist', 'cli.js');
 
@@ -52,6 +53,27 @@ describe('agentflow model', () => {
     expect(result.grads['base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight']).toHaveLength(2 * 64);
     expect(result.grads['base_model.model.model.layers.1.self_attn.v_proj.lora_B.weight']).toHaveLength(32 * 2);
     expect(Object.keys(result.grads)).toHaveLength(8);
+  });
+
+  it('init --dtype bfloat16 --tokenizer --vocab-size writes a Qwen3-style folder with the copied tokenizer', async () => {
+    const qwen3Dir = join(dir, 'qwen3');
+    const tooSmall = agentflow('model', 'init', '--preset', 'tiny', '--out', join(dir, 'too-small'), '--tokenizer', qwen3TokenizerDir());
+    expect(tooSmall.status).toBe(2);
+    expect(tooSmall.stderr).toMatch(/has 151669 ids, more than the vocabulary size 259; pass --vocab-size 151669 or more/);
+    const init = agentflow('model', 'init', '--preset', 'tiny', '--out', qwen3Dir, '--dtype', 'bfloat16', '--tokenizer', qwen3TokenizerDir(), '--vocab-size', '151936');
+    expect(init.status, init.stderr).toBe(0);
+    expect(init.stdout).toMatch(/vocabulary 151936, bfloat16, tokenizer copied from/);
+    const config = JSON.parse(readFileSync(join(qwen3Dir, 'config.json'), 'utf8'));
+    // The EOS follows the copied tokenizer's eos_token, <|im_end|>.
+    expect(config).toMatchObject({ vocab_size: 151936, torch_dtype: 'bfloat16', eos_token_id: 151645 });
+    expect(readFileSync(join(qwen3Dir, 'tokenizer.json')).equals(readFileSync(join(qwen3TokenizerDir(), 'tokenizer.json')))).toBe(true);
+    const model = await loadModel(qwen3Dir);
+    expect(model.weights.get('model.embed_tokens.weight')!.shape).toEqual([151936, 64]);
+    const tokenizer = await loadTokenizer(qwen3Dir);
+    expect(tokenizer.encode('What is 2+2? <|im_start|>')).toEqual([3838, 374, 220, 17, 10, 17, 30, 220, 151644]);
+    const badDtype = agentflow('model', 'init', '--out', join(dir, 'bad-dtype'), '--dtype', 'int8');
+    expect(badDtype.status).toBe(2);
+    expect(badDtype.stderr).toMatch(/--dtype must be float32, bfloat16 or float16, got "int8"/);
   });
 
   it('reports a bad input file and a missing model folder clearly', () => {

@@ -23,7 +23,8 @@ export async function createLocalPlannerModel(dir: string): Promise<LocalPlanner
   }
   const models = await import('@agentflow/models');
   const weights = await models.loadModel(dir);
-  const tokenizer = await models.loadTokenizer(dir);
+  // Qwen3 with thinking off, as the reference system runs its planner (templates without the variable ignore it).
+  const tokenizer = await models.loadTokenizer(dir, { chatTemplateKwargs: { enable_thinking: false } });
   const adapter = existsSync(join(dir, 'adapter_config.json'))
     ? await models.loadLoraAdapter(dir, weights.config)
     : undefined;

@@ -1,20 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { AgentFlowError, writeFileAtomic } from '@agentflow/core';
 import { comparePairedRuns } from '@agentflow/eval';
-import type { Stage } from '../../pipeline/run-stages';
-import { writeRunReport } from '../../report/write-run-report';
-import { type RunSummary, runSummarySchema } from '../../report/run-summary';
-import type { WorldEvaluation } from '../world-evaluation';
-import type { WorldContext } from '../world-context';
+import type { PlannerEvaluation } from '../pipeline/evaluate-planner';
+import type { PipelineContext } from '../pipeline/pipeline-context';
+import type { Stage } from '../pipeline/run-stages';
+import { type RunSummary, runSummarySchema } from '../report/run-summary';
+import { writeRunReport } from '../report/write-run-report';
 import type { PrmStageResult } from './train-prm';
 
 /** Writes `summary.json` and `report.html` from what the earlier stages recorded. */
-export const reportStage: Stage<WorldContext> = {
+export const reportStage: Stage<PipelineContext> = {
   name: 'report',
   async run(context) {
-    const { run, config } = context;
-    const before = run.stageResult<WorldEvaluation>('eval-before');
-    const after = run.stageResult<WorldEvaluation>('eval-after');
+    const { run, config, source, leakage } = context;
+    const before = run.stageResult<PlannerEvaluation>('eval-before');
+    const after = run.stageResult<PlannerEvaluation>('eval-after');
     const prm = run.stageResult<PrmStageResult>('train-prm');
     if (!before || !after) {
       throw new AgentFlowError({
@@ -26,7 +26,9 @@ export const reportStage: Stage<WorldContext> = {
     const started = Date.parse(run.readState().createdAt);
     const summary: RunSummary = runSummarySchema.parse({
       name: config.name,
-      credit: config.train.credit,
+      credit: config.train.credit.kind,
+      task: { kind: source.kind, description: source.description, train: source.split('train').length, test: source.split('test').length },
+      leakage,
       before: before.summary,
       after: after.summary,
       paired: { test: 'mcnemar-exact', pValue: paired.mcnemar.pValue, onlyBefore: paired.mcnemar.onlyA, onlyAfter: paired.mcnemar.onlyB },

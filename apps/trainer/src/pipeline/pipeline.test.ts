@@ -36,6 +36,9 @@ describe('agentflow run (shortened embedded default)', () => {
       expect(phase.ci95[1]).toBeGreaterThanOrEqual(phase.accuracy);
     }
     expect(summary.prm?.n).toBeGreaterThan(0);
+    // The leakage guard ran before any stage: by task identity for the world (its questions read alike).
+    expect(summary.task).toMatchObject({ kind: 'world', train: 24, test: 12 });
+    expect(summary.leakage).toMatchObject({ method: 'identity', checked: { train: 24, test: 12 }, pairs: [], dropped: [] });
     expect(Number.isFinite(summary.prm?.mse)).toBe(true);
     const trajectories = readJsonl<Trajectory>(join(out, 'trajectories.jsonl'));
     expect(trajectories).toHaveLength(24);
@@ -44,6 +47,7 @@ describe('agentflow run (shortened embedded default)', () => {
     expect(metrics.filter((row) => row.stage === 'warm-start')).toHaveLength(3);
     const html = readFileSync(join(out, 'report.html'), 'utf8');
     expect(html).toContain('before DAPO');
+    expect(html).toContain('leakage check (task identity): 24 x 12 compared, 0 pair(s)');
     expect(html).not.toMatch(/<script/);
     // The default's shape: a flawed teacher on every task, a head-only PRM that reads the
     // planner's format and confidence, DAPO on a fresh adapter over the merged warm planner.

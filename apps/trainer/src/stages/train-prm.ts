@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { createRandom, readJsonl } from '@agentflow/core';
 import { createPrm, evaluatePrm, type PrmExample, savePrm, splitByTrajectory } from '@agentflow/prm';
-import type { Stage } from '../../pipeline/run-stages';
-import type { RunSummary } from '../../report/run-summary';
-import { POLICY_CHECKPOINTS, type WorldContext, warmPlannerDir } from '../world-context';
-import { writeMergedPlannerFolder } from '../world-policy';
+import type { Stage } from '../pipeline/run-stages';
+import type { RunSummary } from '../report/run-summary';
+import type { PipelineContext } from '../pipeline/pipeline-context';
+import { POLICY_CHECKPOINTS, warmPlannerDir, writeMergedPlannerFolder } from '../pipeline/planner-checkpoints';
 import { labelsPath } from './label';
 
 export type PrmStageResult = RunSummary['prm'] & { trainExamples: number; bestEpoch: number };
@@ -24,12 +24,12 @@ function calibration(scores: readonly number[], labels: readonly number[], bins 
 }
 
 /**
- * Trains the regression-head PRM on the Monte-Carlo labels of three quarters of the labelled
+ * Trains the regression-head PRM on the step labels of three quarters of the labelled
  * trajectories and measures it on the rest (split by trajectory, so no trajectory is on both
  * sides). The backbone is the warm-started planner (its adapter merged), read frozen unless
  * `prm.lora` is set; the head learns.
  */
-export const trainPrmStage: Stage<WorldContext> = {
+export const trainPrmStage: Stage<PipelineContext> = {
   name: 'train-prm',
   async run(context, emit) {
     const { config, run } = context;
@@ -48,7 +48,8 @@ export const trainPrmStage: Stage<WorldContext> = {
       await writeMergedPlannerFolder(context.policyDir, run.checkpoint(POLICY_CHECKPOINTS.warm), backbone);
     }
     const prm = await createPrm({
-      backbone: { kind: 'folder', path: backbone },
+      // The PRM reads prompts (input 'chat') as the planner's chat template rendered them.
+      backbone: { kind: 'folder', path: backbone, chatTemplateKwargs: config.policy.chatTemplateKwargs },
       device: config.device,
       input: config.prm.input,
       confidence: config.prm.confidence,

@@ -1,16 +1,28 @@
 import { createRandom } from '@agentflow/core';
-import { createTaskWorld } from '@agentflow/eval';
+import { createTaskWorld, createWorldTaskSource, createWorldTeacher, evaluateWorldCode } from '@agentflow/eval';
 import { afterAll, describe, expect, it } from 'vitest';
-import { demonstrationSamples, evaluateWorldCode } from './demonstrations';
-import { createWorldTools } from './world-tools';
+import { runConfigSchema } from '../config/schema';
+import { createRunAgent } from '../pipeline/agent';
+import { demonstrationSamples } from './demonstration-samples';
 
+// The world's imperfect teacher (in @agentflow/eval) replayed through the configured agent loop, as the warm start does.
 const world = createTaskWorld({ seed: 3, entities: 8, trainTasks: 40, testTasks: 4, levels: [1, 2], maxValue: 9 });
-const tools = createWorldTools(world, { pythonSlots: 2 });
-const limits = { maxSteps: 5, maxTokens: 48 };
+const source = createWorldTaskSource(world);
+const tools = source.createTools({ pythonSlots: 2 });
+const config = runConfigSchema.parse({});
+const agentOf = (model: Parameters<typeof createRunAgent>[1]) => createRunAgent({ config, tools, fixedModel: undefined }, model);
 afterAll(() => tools.dispose());
 
+type Errors = { rate: number; kinds: Array<'operator' | 'lookup'>; random: ReturnType<typeof createRandom> };
+
+/** The samples of the world's training split, from the exact expert or an imperfect teacher. */
+function samplesOf(errors?: Errors) {
+  const teacher = createWorldTeacher(world, { errorRate: errors?.rate ?? 0, mistakes: errors?.kinds ?? ['lookup'], random: errors?.random ?? createRandom(0) });
+  return demonstrationSamples(source.split('train'), source, (item) => teacher(item.id), agentOf);
+}
+
 /** The queries and code of each task's demonstration and the answer of its finish step, from the samples. */
-function codeAndAnswer(samples: Awaited<ReturnType<typeof demonstrationSamples>>) {
+function codeAndAnswer(samples: Awaited<ReturnType<typeof samplesOf>>) {
   const byTask = new Map<string, { queries: string[]; code?: string; answer?: string }>();
   for (const sample of samples) {
     const action = JSON.parse(sample.completion) as { action: string; action_input: unknown };
@@ -27,16 +39,14 @@ const factValue = (query: string) => Number(/\d+/.exec(world.corpus.find((docume
 
 /** The exact expert's demonstrations and those with `kind` mistakes at rate 0.5, by task. */
 async function exactAndFlawed(kind: 'operator' | 'lookup', seed: number) {
-  const exact = codeAndAnswer(await demonstrationSamples(world, 'train', tools.tools, limits));
-  const flawed = codeAndAnswer(
-    await demonstrationSamples(world, 'train', tools.tools, limits, { errors: { rate: 0.5, kinds: [kind], random: createRandom(seed) } }),
-  );
+  const exact = codeAndAnswer(await samplesOf());
+  const flawed = codeAndAnswer(await samplesOf({ rate: 0.5, kinds: [kind], random: createRandom(seed) }));
   return { exact, flawed };
 }
 
 describe('demonstrationSamples', () => {
   it('replays the exact expert by default: every demonstration answers its task', async () => {
-    const samples = await demonstrationSamples(world, 'train', tools.tools, limits);
+    const samples = await samplesOf();
     const byTask = codeAndAnswer(samples);
     expect(byTask.size).toBe(40);
     for (const [taskId, { answer }] of byTask) expect(world.checkAnswer(taskId, answer ?? '')).toBe(true);

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { applyOverrides, collectOverrides, parseOverride } from './overrides';
+import { thrownAgentFlowError } from '../testing/thrown-error';
+
+const failure = thrownAgentFlowError;
+
+describe('parseOverride', () => {
+  it.each([
+    ['train.totalSteps=2', ['train', 'totalSteps'], 2],
+    ['train.lora=true', ['train', 'lora'], true],
+    ['task.train.years=[1983, 1990]', ['task', 'train', 'years'], [1983, 1990]],
+    ['policy.model={a: 1}', ['policy', 'model'], { a: 1 }],
+    ['out=null', ['out'], null],
+    ['policy.model.path=models/x', ['policy', 'model', 'path'], 'models/x'],
+    ['name="2"', ['name'], '2'],
+    ['lr=1e-3', ['lr'], 0.001],
+    ['name=', ['name'], ''],
+    ['url=http://h/?a=1&b=2', ['url'], 'http://h/?a=1&b=2'],
+  ])('parses %s as YAML', (text, path, value) => {
+    expect(parseOverride(text)).toEqual({ path, value });
+  });
+
+  it.each(['foo', '=2', ' =2', ''])('rejects %j without a key', (text) => {
+    const error = failure(() => parseOverride(text));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toBe(`--set ${JSON.stringify(text)}: expected KEY.PATH=VALUE, e.g. --set train.totalSteps=2`);
+  });
+
+  it.each(['a..b=1', '.a=1', 'a.=1'])('rejects the empty segment in %j', (text) => {
+    const error = failure(() => parseOverride(text));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toContain('empty segment');
+    expect(error.message).toContain(JSON.stringify(text));
+  });
+
+  it('rejects a value that is not YAML, saying how to pass a string', () => {
+    const error = failure(() => parseOverride('name=[1,'));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toContain('not valid YAML');
+    expect(error.message).toContain(`--set 'name="[1,"'`);
+  });
+});
+
+describe('applyOverrides', () => {
+  it('sets deep keys, creating the objects on the way, without touching the input', () => {
+    const raw = { seed: 1, policy: { temperature: 1, model: { preset: 'tiny' } } };
+    const snapshot = structuredClone(raw);
+    const merged = applyOverrides(raw, ['policy.temperature=0.5', 'train.steps=2', 'task.train.years=[1983, 1990]']);
+    expect(merged).toEqual({
+      seed: 1,
+      policy: { temperature: 0.5, model: { preset: 'tiny' } },
+      train: { steps: 2 },
+      task: { train: { years: [1983, 1990] } },
+    });
+    expect(raw).toEqual(snapshot);
+  });
+
+  it('starts from {} for an empty config and replaces null objects', () => {
+    expect(applyOverrides(undefined, ['seed=3'])).toEqual({ seed: 3 });
+    expect(applyOverrides(null, ['seed=3'])).toEqual({ seed: 3 });
+    expect(applyOverrides({ train: { lora: null } }, ['train.lora.rank=8'])).toEqual({ train: { lora: { rank: 8 } } });
+  });
+
+  it('lets a later override win, and an object value replace what was there', () => {
+    expect(applyOverrides({}, ['seed=1', 'seed=2'])).toEqual({ seed: 2 });
+    expect(applyOverrides({ train: { steps: 3, groupSize: 8 } }, ['train={steps: 1}'])).toEqual({ train: { steps: 1 } });
+    expect(applyOverrides({}, ['train={steps: 1}', 'train.groupSize=4'])).toEqual({ train: { steps: 1, groupSize: 4 } });
+  });
+
+  it('indexes into an existing list without mutating it', () => {
+    const raw = { task: { levels: [1, 2] } };
+    expect(applyOverrides(raw, ['task.levels.1=3'])).toEqual({ task: { levels: [1, 3] } });
+    expect(raw.task.levels).toEqual([1, 2]);
+    const error = failure(() => applyOverrides(raw, ['task.levels.2=3']));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toContain('task.levels is [1,2], a list of 2');
+  });
+
+  it('refuses a path into a non-object, naming the key', () => {
+    const error = failure(() => applyOverrides({ seed: 0 }, ['seed.x=1']));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toBe('--set "seed.x=1": cannot set seed.x: seed is 0, not an object.');
+  });
+
+  it('keeps __proto__ an own key instead of reaching the prototype', () => {
+    const merged = applyOverrides({}, ['__proto__.polluted=1']) as Record<string, unknown>;
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.hasOwn(merged, '__proto__')).toBe(true);
+  });
+});
+
+describe('collectOverrides', () => {
+  it('collects repeated --set values in order, as commander calls it', () => {
+    expect(collectOverrides('b=2', collectOverrides('a=1', undefined))).toEqual(['a=1', 'b=2']);
+  });
+});

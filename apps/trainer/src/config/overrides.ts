@@ -1,0 +1,103 @@
+import { AgentFlowError, describeValue } from '@agentflow/core';
+import { parse as parseYaml } from 'yaml';
+
+/** One `--set KEY.PATH=VALUE`: where it goes in the config, and the value it puts there. */
+export interface ConfigOverride {
+  /** Key path, e.g. `['train', 'steps']`; a segment that is a number indexes into a list. */
+  path: string[];
+  value: unknown;
+}
+
+const example = 'e.g. --set train.totalSteps=2';
+
+/**
+ * Parses `KEY.PATH=VALUE` as verl (Hydra) users write it. VALUE is YAML, so `2` is a number,
+ * `true` a boolean, `[1, 2]` a list, `{a: 1}` an object, `null` null and `models/x` a string;
+ * quote it (`name='"2"'`) to force a string. An empty VALUE is the empty string, as in Hydra.
+ * Everything after the first `=` is the value, so values may contain `=`.
+ */
+export function parseOverride(text: string): ConfigOverride {
+  const equals = text.indexOf('=');
+  const key = equals < 0 ? '' : text.slice(0, equals).trim();
+  if (key === '') {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `--set ${JSON.stringify(text)}: expected KEY.PATH=VALUE, ${example}`,
+      details: { override: text },
+    });
+  }
+  const path = key.split('.');
+  if (path.some((segment) => segment.trim() === '')) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `--set ${JSON.stringify(text)}: the key ${JSON.stringify(key)} has an empty segment; expected KEY.PATH=VALUE, ${example}`,
+      details: { override: text },
+    });
+  }
+  const source = text.slice(equals + 1);
+  if (source.trim() === '') return { path: path.map((segment) => segment.trim()), value: '' };
+  let value: unknown;
+  try {
+    value = parseYaml(source);
+  } catch (cause) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `--set ${JSON.stringify(text)}: the value is not valid YAML (${(cause as Error).message.split('\n')[0]}); quote it to pass a string, e.g. --set '${key}="${source}"'`,
+      cause,
+      details: { override: text },
+    });
+  }
+  return { path: path.map((segment) => segment.trim()), value };
+}
+
+/**
+ * Applies `--set` overrides, in order (a later one wins), to a raw config: the file's
+ * contents before validation. Missing or `null` objects along the path are created; a path
+ * through any other non-object (`seed.x` where seed is a number) is an INVALID_ARGUMENT naming
+ * the key. An object value replaces what was there rather than merging into it. Pure: the input
+ * is never mutated; only the objects along each path are copied.
+ */
+export function applyOverrides(raw: unknown, overrides: readonly string[]): unknown {
+  let config: unknown = raw ?? {};
+  for (const text of overrides) {
+    const { path, value } = parseOverride(text);
+    config = setAt(config, path, value, text);
+  }
+  return config;
+}
+
+function setAt(node: unknown, path: readonly string[], value: unknown, text: string, depth = 0): unknown {
+  if (depth === path.length) return value;
+  const segment = path[depth]!;
+  if (Array.isArray(node)) {
+    const index = /^\d+$/.test(segment) ? Number(segment) : -1;
+    if (index < 0 || index >= node.length) {
+      throw cannotSet(node, path, depth, text, `a list of ${node.length}; index it with 0 to ${node.length - 1}, or set the whole list`);
+    }
+    const copy = [...node];
+    copy[index] = setAt(node[index], path, value, text, depth + 1);
+    return copy;
+  }
+  const record = node ?? {};
+  if (typeof record !== 'object') throw cannotSet(node, path, depth, text, 'not an object');
+  const child = Object.hasOwn(record, segment) ? (record as Record<string, unknown>)[segment] : undefined;
+  // A computed key defines an own property, so `__proto__` cannot reach a prototype.
+  return { ...record, [segment]: setAt(child, path, value, text, depth + 1) };
+}
+
+function cannotSet(node: unknown, path: readonly string[], depth: number, text: string, what: string): AgentFlowError {
+  const parent = path.slice(0, depth).join('.') || 'the config';
+  return new AgentFlowError({
+    code: 'INVALID_ARGUMENT',
+    message: `--set ${JSON.stringify(text)}: cannot set ${path.join('.')}: ${parent} is ${describeValue(node)}, ${what}.`,
+    details: { override: text, key: path.join('.') },
+  });
+}
+
+/**
+ * Commander's argument parser for a repeatable `--set <key=value>`: collects the values in
+ * order. They are checked later, by `applyOverrides`, with the messages above.
+ */
+export function collectOverrides(value: string, previous: readonly string[] = []): string[] {
+  return [...previous, value];
+}

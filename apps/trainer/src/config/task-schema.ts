@@ -1,0 +1,128 @@
+import { z } from 'zod';
+
+/** A benchmark file of a dataset task source (@agentflow/eval `DatasetSource`). */
+const datasetSource = z
+  .object({
+    path: z
+      .string()
+      .min(1)
+      .describe('A dataset file: an AgentFlow JSON benchmark (aime24.json...), the AIME CSV, or JSONL. Relative paths are resolved from the working directory.'),
+    format: z.enum(['agentflow-json', 'aime-csv', 'jsonl']).describe('File format.'),
+    years: z
+      .tuple([z.number().int(), z.number().int()])
+      .optional()
+      .describe('Keep only rows whose id starts with a year in this inclusive range (AIME CSV).'),
+    limit: z.number().int().positive().optional().describe('Keep the first N items after filtering.'),
+    fields: z
+      .object({
+        id: z.string().min(1).optional(),
+        question: z.string().min(1).optional(),
+        answer: z.string().min(1).optional(),
+        prompt: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional()
+      .describe('Field names when the file\'s differ from the format\'s (JSONL default: id, question, answer).'),
+  })
+  .strict();
+
+/** What every task source shares: the leakage guard run before any stage. */
+const leakageFields = {
+  leakageThreshold: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.5)
+    .describe('Near-duplicate score (@agentflow/eval findNearDuplicates) at which a test item counts as leaked into training.'),
+  onLeakage: z
+    .enum(['refuse', 'drop'])
+    .default('refuse')
+    .describe("What a leak does: 'refuse' stops the run (and the dry run) naming the pairs; 'drop' removes the leaked training items and lists them in summary.json."),
+};
+
+/** The generated task world of @agentflow/eval, with the random planner and the teacher made for it. */
+const worldTaskSchema = z
+  .object({
+    kind: z.literal('world'),
+    seed: z.number().int().default(7).describe('Seed of the generated task world.'),
+    entities: z.number().int().positive().default(24).describe('Entities in the world corpus (fewer: each name recurs more, so copying it is learned).'),
+    trainTasks: z.number().int().positive().default(800),
+    testTasks: z.number().int().positive().default(60),
+    levels: z.array(z.number().int().min(1).max(3)).min(1).default([1, 2]).describe('Lookups per question.'),
+    maxValue: z.number().int().min(2).default(9).describe('Largest number in a fact.'),
+    ...leakageFields,
+    planner: z
+      .object({
+        hiddenSize: z.number().int().positive().default(128),
+        layers: z.number().int().positive().default(2),
+        heads: z.number().int().positive().default(4),
+        keyValueHeads: z.number().int().positive().default(4),
+        intermediateSize: z.number().int().positive().default(256),
+        embeddingStd: z.number().positive().default(0.5).describe('Std of the random embedding table (HF draws 0.02; LoRA cannot train it).'),
+        sharedDirection: z
+          .number()
+          .nonnegative()
+          .default(1)
+          .describe('One fixed random direction added to every embedding, relative to the token part: gives q and k a constant to attend by position.'),
+        wordClassDirection: z
+          .number()
+          .nonnegative()
+          .default(1)
+          .describe('One direction per word class (names, numbers, counted things) added to its tokens, relative to the token part.'),
+        identityInit: z.number().nonnegative().default(1.5).describe('Added to the diagonal of v_proj and o_proj: a base that passes tokens on (copying).'),
+        ropeTheta: z
+          .number()
+          .positive()
+          .default(10000)
+          .describe('RoPE base. A small base gives every frequency pair a short period: sharp attention by relative position in short prompts.'),
+        qkNormGain: z
+          .number()
+          .positive()
+          .default(3)
+          .describe('Initial weight of q_norm and k_norm. LoRA cannot train norms, and at 1 an attention logit is at most sqrt(head_dim): too flat to copy one token.'),
+        bpeMerges: z.number().int().nonnegative().default(300).describe('BPE merges learned between the whole-word tokens (names, numbers).'),
+      })
+      .strict()
+      .refine((planner) => planner.hiddenSize % planner.heads === 0, { message: 'hiddenSize must be a multiple of heads', path: ['hiddenSize'] })
+      .prefault({})
+      .describe('The random planner the world creates for `policy.model: { preset: tiny }`: its Qwen3 shape, the initialisation that lets LoRA alone learn the world, and its BPE tokenizer learned from the demonstrations.'),
+    teacher: z
+      .object({
+    errorRate: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.4)
+      .describe(
+        "Fraction of the demonstrations that carry one of the expert's mistakes (mistakes) and answer what it leads to: an imperfect teacher, as real SFT data is. 0: the world's exact expert.",
+      ),
+    mistakes: z
+      .array(z.enum(['operator', 'lookup']))
+      .min(1)
+      .default(['lookup'])
+      .describe("The mistakes of the imperfect expert, one drawn per flawed demonstration: 'operator' (another operator in the code), 'lookup' (another counted thing looked up, and used)."),
+      })
+      .strict()
+      .prefault({})
+      .describe('The expert whose demonstrations the warm start learns from.'),
+  })
+  .strict();
+
+/** Benchmark files: a training split and a held-out split. */
+const datasetsTaskSchema = z
+  .object({
+    kind: z.literal('datasets'),
+    train: datasetSource.describe('The training split, e.g. the AIME CSV with years [1983, 2023].'),
+    test: datasetSource.describe('The held-out split, e.g. aime24.json.'),
+    ...leakageFields,
+  })
+  .strict();
+
+/** Training and held-out tasks: the generated world (the default) or benchmark files. */
+export const taskSchema = z
+  .discriminatedUnion('kind', [worldTaskSchema, datasetsTaskSchema])
+  .prefault({ kind: 'world' })
+  .describe('Where the tasks come from: a task source of @agentflow/eval.');
+
+export type WorldTaskConfig = z.infer<typeof worldTaskSchema>;
+export type DatasetsTaskConfig = z.infer<typeof datasetsTaskSchema>;

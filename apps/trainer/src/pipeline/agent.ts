@@ -1,0 +1,98 @@
+import { assertNever, type LanguageModel, type Trajectory } from '@agentflow/core';
+import { createGenerator, type Generator, runFlow } from '@agentflow/flow';
+import { createCompactPromptTemplate, createFullPromptTemplate, createPlanner, type Planner, type PromptTemplate } from '@agentflow/planner';
+import { createVerifier, type Verifier } from '@agentflow/verifier';
+import type { RunConfig } from '../config/schema';
+import type { PipelineContext } from './pipeline-context';
+
+/** Wall-clock budget of one agent run. */
+const RUN_TIME_LIMIT_MS = 120_000;
+
+function promptTemplateOf(prompt: RunConfig['policy']['prompt']): PromptTemplate {
+  switch (prompt.kind) {
+    case 'compact':
+      return createCompactPromptTemplate({ maxPromptChars: prompt.maxPromptChars, maxOutputChars: prompt.maxOutputChars });
+    case 'full':
+      return createFullPromptTemplate({ memoryBudgetChars: prompt.memoryBudgetChars });
+    default:
+      return assertNever(prompt, 'prompt kind');
+  }
+}
+
+/** The agent of a run with one planner model: every stage runs its tasks through this. */
+export interface RunAgent {
+  /** The planner with one sampling seed. */
+  planner(seed: number): Planner;
+  verifier: Verifier;
+  generator: Generator;
+  limits: { maxSteps: number; timeLimitMs: number };
+  /** One run of the loop on a question. */
+  run(question: string, ids: { taskId: string; trajectoryId: string; seed: number }): Promise<Trajectory>;
+}
+
+/**
+ * The configured agent over `model` as the planner: the prompt template of `policy.prompt`,
+ * actions constrained to the tools' schemas (`tied`: each action with its own input), no
+ * repair calls (a repair would be off-policy for RL); the rule verifier, with the fixed
+ * modules' LLM verdict when `fixedModules` is set; the planner's finish input as the answer,
+ * and the fixed generator's when the loop stops without one.
+ */
+export function createRunAgent(context: Pick<PipelineContext, 'config' | 'tools' | 'fixedModel'>, model: LanguageModel): RunAgent {
+  const { policy } = context.config;
+  const template = promptTemplateOf(policy.prompt);
+  const tools = context.tools.tools;
+  const verifier = createVerifier({
+    rules: { maxSteps: policy.maxSteps },
+    ...(context.fixedModel ? { llm: { model: context.fixedModel } } : {}),
+  });
+  const generator = createGenerator({ useFinishInput: true, ...(context.fixedModel ? { model: context.fixedModel } : {}) });
+  const planner = (seed: number) =>
+    createPlanner({
+      model,
+      tools,
+      template,
+      actionSchemaStyle: 'tied',
+      maxRepairs: 0,
+      temperature: policy.temperature,
+      maxTokens: policy.maxNewTokens,
+      seed,
+    });
+  const limits = { maxSteps: policy.maxSteps, timeLimitMs: RUN_TIME_LIMIT_MS };
+  return {
+    planner,
+    verifier,
+    generator,
+    limits,
+    run: (question, ids) =>
+      runFlow(question, { planner: planner(ids.seed), tools, verifier, generator }, { ...limits, taskId: ids.taskId, trajectoryId: ids.trajectoryId }),
+  };
+}
+
+/** One agent run to make: the question, its ids and its sampling seed. */
+export interface AgentJob {
+  question: string;
+  taskId: string;
+  trajectoryId: string;
+  seed: number;
+}
+
+/** Runs at once: the local policy batches the generations of concurrent runs. */
+const RUNS_AT_ONCE = 16;
+
+/**
+ * Runs the jobs in batches of concurrent agents, in order; `onBatch` sees each batch's
+ * trajectories as it finishes (to append them, or to report progress).
+ */
+export async function runAgentJobs(
+  agent: RunAgent,
+  jobs: readonly AgentJob[],
+  onBatch?: (trajectories: Trajectory[], done: number) => void | Promise<void>,
+): Promise<Trajectory[]> {
+  const trajectories: Trajectory[] = [];
+  for (let start = 0; start < jobs.length; start += RUNS_AT_ONCE) {
+    const batch = await Promise.all(jobs.slice(start, start + RUNS_AT_ONCE).map((job) => agent.run(job.question, job)));
+    trajectories.push(...batch);
+    await onBatch?.(batch, trajectories.length);
+  }
+  return trajectories;
+}

@@ -1,0 +1,86 @@
+import { join, resolve } from 'node:path';
+import { type LanguageModel, type RunEventListener, writeFileAtomic } from '@agentflow/core';
+import { checkSplitLeakage, type SplitLeakageRecord, type TaskSource, type TaskSourceTools } from '@agentflow/eval';
+import { findCudaProviderLibrary } from '@agentflow/tensor';
+import type { RunConfig } from '../config/schema';
+import { chatModelOf } from '../sources/chat-endpoint';
+import { type ConfiguredTaskSource, configuredTaskSource } from '../sources/task-source-of';
+import type { RunDirectory } from './run-directory';
+
+/** What every stage shares. No stage knows which kind of task source it runs on. */
+export interface PipelineContext {
+  config: RunConfig;
+  run: RunDirectory;
+  /** The tasks, after the leakage guard (with `onLeakage: drop`, without the leaked training items). */
+  source: TaskSource;
+  /** The warm start's teacher and the preset planner, where the source has them. */
+  configured: ConfiguredTaskSource;
+  /** What the train/test check found; also in `leakage.json` and `summary.json`. */
+  leakage: SplitLeakageRecord;
+  tools: TaskSourceTools;
+  /** The fixed verifier and generator's model, when `fixedModules` names one. */
+  fixedModel: LanguageModel | undefined;
+  /** The planner's base model folder: the config's `policy.model.path`, or the preset planner the warm start creates. */
+  policyDir: string;
+  emit: RunEventListener;
+}
+
+/**
+ * `device: auto` resolved once for the whole run: every stage opens its own ONNX Runtime
+ * sessions, and each would otherwise try CUDA and log its own fallback line.
+ */
+function resolveDevice(device: RunConfig['device'], emit: RunEventListener): RunConfig['device'] {
+  if (device !== 'auto' || findCudaProviderLibrary() !== undefined) return device;
+  emit({
+    type: 'log',
+    level: 'info',
+    message: 'device auto: the CUDA provider of onnxruntime-node is not installed (pnpm gpu:setup installs it); running on the CPU.',
+  });
+  return 'cpu';
+}
+
+/** A config's task source after the leakage guard, with what the guard found. */
+export interface GuardedTaskSource {
+  configured: ConfiguredTaskSource;
+  source: TaskSource;
+  leakage: SplitLeakageRecord;
+}
+
+/** The task source of the config with the leakage guard applied: a leak is refused (DATA_LEAKAGE) or dropped. */
+export function guardedTaskSource(config: RunConfig): GuardedTaskSource {
+  const configured = configuredTaskSource(config);
+  const { source, record } = checkSplitLeakage(configured.source, { threshold: config.task.leakageThreshold, onLeak: config.task.onLeakage });
+  return { configured, source, leakage: record };
+}
+
+/** Where the leakage check's record goes in a run directory. */
+export const leakagePath = (run: RunDirectory) => join(run.root, 'leakage.json');
+
+/** Builds the context of a run: the task source (leakage checked first), its tools, the fixed modules' model. */
+export function createPipelineContext(
+  config: RunConfig,
+  run: RunDirectory,
+  emit: RunEventListener,
+  guarded: GuardedTaskSource = guardedTaskSource(config),
+): PipelineContext {
+  const { configured, source, leakage } = guarded;
+  writeFileAtomic(leakagePath(run), `${JSON.stringify(leakage, null, 2)}\n`);
+  if (leakage.dropped.length > 0) {
+    emit({
+      type: 'log',
+      level: 'warn',
+      message: `leakage: dropped ${leakage.dropped.length} training item(s) that near-duplicate test items: ${leakage.dropped.slice(0, 10).join(', ')}${leakage.dropped.length > 10 ? ', ...' : ''}`,
+    });
+  }
+  return {
+    config: { ...config, device: resolveDevice(config.device, emit) },
+    run,
+    source,
+    configured,
+    leakage,
+    tools: source.createTools({ pythonSlots: 8 }),
+    fixedModel: config.fixedModules ? chatModelOf(config.fixedModules) : undefined,
+    policyDir: 'path' in config.policy.model ? resolve(config.policy.model.path) : join(run.root, 'models', 'policy'),
+    emit,
+  };
+}

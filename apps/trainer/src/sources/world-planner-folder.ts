@@ -1,0 +1,131 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ChatMessage, createRandom } from '@agentflow/core';
+import { TASK_WORLD_ATTRIBUTES } from '@agentflow/eval';
+import {
+  byteLevelVocabSize,
+  createByteLevelTokenizerFiles,
+  createRandomModel,
+  getModelPreset,
+  type Qwen3Model,
+  saveModelFolder,
+  trainByteLevelBpe,
+} from '@agentflow/models';
+import type { WorldTaskConfig } from '../config/task-schema';
+
+type WorldPlannerShape = WorldTaskConfig['planner'];
+
+/** One supervised sample of the warm start: a decision's prompt and the expert's completion. */
+export interface DemonstrationSample {
+  taskId: string;
+  prompt: ChatMessage[];
+  completion: string;
+}
+
+/**
+ * Creates the random planner of the embedded default in `dir`, once: byte-level BPE merges
+ * learned from the demonstrations' prompts and completions (names and numbers whole, JSON keys
+ * merged), a Qwen3 shape from the config (`task.planner`), and the initialisation of {@link shapeRandomPlanner}.
+ */
+export async function createWorldPlannerFolder(
+  dir: string,
+  samples: readonly DemonstrationSample[],
+  shape: WorldPlannerShape,
+  seed: number,
+): Promise<void> {
+  if (existsSync(join(dir, 'config.json'))) return;
+  // The texts as the chat template frames them (its special tokens cut the rest apart), so the
+  // role headers are merged too: a byte-split "assistant" put nine junk tokens before every completion.
+  const texts = samples.flatMap((sample) => [
+    ...sample.prompt.map((message) => `${message.role}\n${message.content}`),
+    'assistant\n',
+    sample.completion,
+  ]);
+  // Names, numbers and the counted things are whole tokens everywhere (question, tool output,
+  // thought, code), so a small model can learn to copy them by matching equal tokens; BPE
+  // learns the JSON and template pieces in between.
+  const merges = trainByteLevelBpe(texts, {
+    merges: shape.bpeMerges,
+    wholeWords: new RegExp(`[A-Z][a-z]+|\\d+|\\b(?:${TASK_WORLD_ATTRIBUTES.join('|')})\\b`),
+    extraWords: Array.from({ length: 301 }, (_, n) => String(n)),
+  });
+  const model = createRandomModel(
+    {
+      ...getModelPreset('tiny'),
+      vocabSize: byteLevelVocabSize(merges),
+      hiddenSize: shape.hiddenSize,
+      numHiddenLayers: shape.layers,
+      intermediateSize: shape.intermediateSize,
+      numAttentionHeads: shape.heads,
+      numKeyValueHeads: shape.keyValueHeads,
+      headDim: shape.hiddenSize / shape.heads,
+      ropeTheta: shape.ropeTheta,
+    },
+    seed,
+  );
+  const tokenizer = createByteLevelTokenizerFiles({ merges });
+  const vocab = (tokenizer.tokenizerJson.model as { vocab: Record<string, number> }).vocab;
+  shapeRandomPlanner(model, shape, seed, wordClasses(vocab));
+  mkdirSync(dir, { recursive: true });
+  await saveModelFolder(dir, model, { tokenizer });
+  writeFileSync(join(dir, 'agentflow-policy.json'), `${JSON.stringify({ seed, ...shape }, null, 2)}\n`);
+}
+
+/** The word classes of the world's whole-word tokens: names, numbers, the counted things. */
+const WORD_CLASSES: ReadonlyArray<RegExp> = [/^[A-Z][a-z]+$/, /^\d+$/, new RegExp(`^(?:${TASK_WORLD_ATTRIBUTES.join('|')})$`)];
+
+/** Token ids of each word class in `vocab` (byte-level: ASCII letters and digits spell themselves). */
+function wordClasses(vocab: Record<string, number>): number[][] {
+  return WORD_CLASSES.map((pattern) => Object.entries(vocab).flatMap(([token, id]) => (pattern.test(token) ? [id] : [])));
+}
+
+/**
+ * Makes a random Qwen3 learnable by LoRA alone: a wide embedding table plus one shared
+ * direction (so attention can key on position), one direction per word class shared by its
+ * tokens (names, numbers, counted things: what pretraining would have grouped, so a head
+ * can look for "the name" or "a number" before LoRA has learned each one), q_norm / k_norm
+ * gains that let attention be sharp, and v_proj / o_proj that start near the identity (so a
+ * head passes the token it attends to on: copying).
+ */
+function shapeRandomPlanner(model: Qwen3Model, shape: WorldPlannerShape, seed: number, classes: readonly number[][]): void {
+  const hidden = model.config.hiddenSize;
+  const embedding = model.weights.get('model.embed_tokens.weight');
+  if (embedding) {
+    const scale = shape.embeddingStd / model.config.initializerRange;
+    const random = createRandom(seed).fork('shared-direction');
+    const unit = () => {
+      const direction = Array.from({ length: hidden }, () => random.normal());
+      const norm = Math.hypot(...direction);
+      return direction.map((value) => value / norm);
+    };
+    const shared = unit().map((value) => value * shape.sharedDirection * shape.embeddingStd * Math.sqrt(hidden));
+    const rows = embedding.data.length / hidden;
+    const offsets = Array.from({ length: rows }, () => shared.slice());
+    for (const ids of classes) {
+      const direction = unit().map((value) => value * shape.wordClassDirection * shape.embeddingStd * Math.sqrt(hidden));
+      for (const id of ids) for (let j = 0; j < hidden; j++) offsets[id]![j]! += direction[j]!;
+    }
+    for (let row = 0; row < rows; row++) {
+      for (let j = 0; j < hidden; j++) {
+        const index = row * hidden + j;
+        embedding.data[index] = (embedding.data[index] as number) * scale + (offsets[row]![j] as number);
+      }
+    }
+  }
+  for (let layer = 0; layer < model.config.numHiddenLayers; layer++) {
+    for (const name of ['q_norm', 'k_norm']) {
+      const weight = model.weights.get(`model.layers.${layer}.self_attn.${name}.weight`);
+      if (weight) weight.data = weight.data.map(() => shape.qkNormGain);
+    }
+    for (const name of ['v_proj', 'o_proj']) {
+      const weight = model.weights.get(`model.layers.${layer}.self_attn.${name}.weight`);
+      if (!weight) continue;
+      const [rows, columns] = weight.shape as [number, number];
+      for (let row = 0; row < rows; row++) {
+        const index = row * columns + (row % columns);
+        weight.data[index] = (weight.data[index] as number) + shape.identityInit;
+      }
+    }
+  }
+}
+
