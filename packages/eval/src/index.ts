@@ -103,6 +103,8 @@ export {
   type TaskWorldTask,
 } from './task-world/types';
 export { type TaskWorldFiles, writeTaskWorld } from './task-world/write-task-world';
+/** The world's random planner, drawn for LoRA alone to learn the world, with a BPE tokenizer learned from its demonstrations. */
+export { createWorldPlannerFolder, type WorldPlannerSample, type WorldPlannerShape } from './task-world/world-planner';
 /** The world's imperfect teacher: demonstrations with a wrong lookup or operator, answering what the mistake leads to. */
 export {
   createWorldTeacher,

@@ -24,3 +24,5 @@ export {
   type GeneratorInput,
   type GeneratorSettings,
 } from './generator/generator';
+/** DAPO's `sampleRollouts` over the agent loop: G seeded runs of one prompt, each with its own id. */
+export { createRolloutSampler, type RolloutPrompt, type RolloutSamplerSettings } from './rollouts/rollout-sampler';

@@ -1,9 +1,17 @@
 import { resolve } from 'node:path';
 import { assertNever, createRandom, type PlannerAction } from '@agentflow/core';
-import { createDatasetTaskSource, createTaskWorld, createWorldTaskSource, createWorldTeacher, type TaskItem, type TaskSource } from '@agentflow/eval';
+import {
+  createDatasetTaskSource,
+  createTaskWorld,
+  createWorldPlannerFolder,
+  createWorldTaskSource,
+  createWorldTeacher,
+  type TaskItem,
+  type TaskSource,
+  type WorldPlannerSample,
+} from '@agentflow/eval';
 import type { RunConfig } from '../config/schema';
 import type { DatasetsTaskConfig } from '../config/task-schema';
-import { createWorldPlannerFolder, type DemonstrationSample } from './world-planner-folder';
 
 /** One demonstration the warm start learns from: the actions, and whether they are meant to be right. */
 export interface Demonstration {
@@ -24,7 +32,7 @@ export interface ConfiguredTaskSource {
    * Creates a preset planner in `dir` from the warm start's samples (the world learns its
    * tokenizer from them); undefined when the config's planner must come from a folder.
    */
-  createPresetPlanner?(dir: string, samples: readonly DemonstrationSample[], seed: number): Promise<void>;
+  createPresetPlanner?(dir: string, samples: readonly WorldPlannerSample[], seed: number): Promise<void>;
 }
 
 /** A dataset file as @agentflow/eval reads it; relative paths from the working directory. */

@@ -1,8 +1,14 @@
-import { AgentFlowError, type LanguageModel } from '@agentflow/core';
+import { AgentFlowError, type ChatMessage, type LanguageModel } from '@agentflow/core';
 import type { TaskItem, TaskSource } from '@agentflow/eval';
 import type { RunAgent } from '../pipeline/agent';
-import type { DemonstrationSample } from '../sources/world-planner-folder';
 import type { Demonstration } from '../sources/task-source-of';
+
+/** One supervised sample of the warm start: a decision's prompt and the teacher's completion. */
+export interface DemonstrationSample {
+  taskId: string;
+  prompt: ChatMessage[];
+  completion: string;
+}
 
 /** A planner model that replays scripted actions, one per call, as JSON. */
 function scriptedModel(actions: Demonstration['actions']): LanguageModel {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { AgentFlowError, createRandom, type StepScorer } from '@agentflow/core';
 import { createDapoTrainer, needsStepScores } from '@agentflow/dapo';
 import type { TaskItem } from '@agentflow/eval';
+import { createRolloutSampler } from '@agentflow/flow';
 import { createPrmScorer, loadPrm } from '@agentflow/prm';
 import { createRunAgent } from '../pipeline/agent';
 import { evaluatePlanner } from '../pipeline/evaluate-planner';
@@ -34,17 +35,11 @@ export const trainStage: Stage<PipelineContext> = {
     if (needsStepScores(dapo.credit)) stepScorer = createPrmScorer(await loadPrm(join(run.paths.checkpoints, 'prm'), { device: config.device }));
     const agent = createRunAgent(context, policy.languageModel);
     const heldOut = source.split('test').slice(0, evaluationTasks);
-    let rolloutCounter = 0;
     const trainer = createDapoTrainer<TaskItem>({
       config: dapo,
       policy: policy.policy,
       prompts: [...source.split('train')],
-      sampleRollouts: (item, count, random) =>
-        Promise.all(
-          Array.from({ length: count }, () =>
-            agent.run(item.question, { taskId: item.id, trajectoryId: `train-${item.id}-${rolloutCounter++}`, seed: random.nextUint32() }),
-          ),
-        ),
+      sampleRollouts: createRolloutSampler({ run: agent.run, idPrefix: 'train' }),
       scoreOutcome: async (item, trajectory) => {
         const reward = await source.reward(item, trajectory.answer ?? undefined);
         return { reward, correct: reward >= 1 };

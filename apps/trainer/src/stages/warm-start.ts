@@ -5,8 +5,7 @@ import { createRunAgent } from '../pipeline/agent';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { openPlannerFolder, POLICY_CHECKPOINTS, readJsonIfExists } from '../pipeline/planner-checkpoints';
 import type { Stage } from '../pipeline/run-stages';
-import type { DemonstrationSample } from '../sources/world-planner-folder';
-import { demonstrationSamples } from './demonstration-samples';
+import { type DemonstrationSample, demonstrationSamples } from './demonstration-samples';
 
 interface WarmStartProgress {
   epochsDone: number;

@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ChatMessage, createRandom } from '@agentflow/core';
-import { TASK_WORLD_ATTRIBUTES } from '@agentflow/eval';
 import {
   byteLevelVocabSize,
   createByteLevelTokenizerFiles,
@@ -11,25 +10,49 @@ import {
   saveModelFolder,
   trainByteLevelBpe,
 } from '@agentflow/models';
-import type { WorldTaskConfig } from '../config/task-schema';
+import { ATTRIBUTES as TASK_WORLD_ATTRIBUTES } from './templates';
 
-type WorldPlannerShape = WorldTaskConfig['planner'];
+/**
+ * The shape and initialisation of the world's random planner. A random Qwen3 can only be
+ * taught by LoRA what LoRA reaches (not the embeddings, the tied head or the norms), so it
+ * is drawn for LoRA to learn the world: see the trainer README, "The embedded default's planner".
+ */
+export interface WorldPlannerShape {
+  hiddenSize: number;
+  layers: number;
+  heads: number;
+  keyValueHeads: number;
+  intermediateSize: number;
+  /** Std of the random embedding table (HF draws 0.02; LoRA cannot train it). */
+  embeddingStd: number;
+  /** One fixed random direction added to every embedding, relative to the token part: gives q and k a constant to attend by position. */
+  sharedDirection: number;
+  /** One direction per word class (names, numbers, counted things) added to its tokens, relative to the token part. */
+  wordClassDirection: number;
+  /** Added to the diagonal of v_proj and o_proj: a base that passes tokens on (copying). */
+  identityInit: number;
+  ropeTheta: number;
+  /** Initial weight of q_norm and k_norm: at 1 an attention logit is at most sqrt(head_dim), too flat to copy one token. */
+  qkNormGain: number;
+  /** BPE merges learned between the whole-word tokens (names, numbers, counted things). */
+  bpeMerges: number;
+}
 
-/** One supervised sample of the warm start: a decision's prompt and the expert's completion. */
-export interface DemonstrationSample {
-  taskId: string;
-  prompt: ChatMessage[];
+/** One decision of a demonstration as the planner sees and writes it: its prompt messages and the completion. */
+export interface WorldPlannerSample {
+  prompt: readonly ChatMessage[];
   completion: string;
 }
 
 /**
  * Creates the random planner of the embedded default in `dir`, once: byte-level BPE merges
  * learned from the demonstrations' prompts and completions (names and numbers whole, JSON keys
- * merged), a Qwen3 shape from the config (`task.planner`), and the initialisation of {@link shapeRandomPlanner}.
+ * merged), a Qwen3 shape, and the initialisation of {@link shapeRandomPlanner}. Writes
+ * `agentflow-policy.json` (the seed and shape) beside the model.
  */
 export async function createWorldPlannerFolder(
   dir: string,
-  samples: readonly DemonstrationSample[],
+  samples: readonly WorldPlannerSample[],
   shape: WorldPlannerShape,
   seed: number,
 ): Promise<void> {
