@@ -1,8 +1,8 @@
 import type { PolicyGeneration, TrainablePolicy } from '@agentflow/core';
-import { createOllamaModel, createPolicyModel } from '@agentflow/llm';
+import { createOllamaModel, createOpenAICompatibleModel, createPolicyModel } from '@agentflow/llm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type LoopbackServer, ollamaReply, startLoopbackServer } from '../../llm/src/testing/loopback-server';
+import { type LoopbackServer, ollamaReply, openAIReply, startLoopbackServer } from '../../llm/src/testing/loopback-server';
 import { createActionSchema } from './action/action-schema';
 import { describeTools } from './catalogue/tool-catalogue';
 import { createPlanner } from './planner';
@@ -194,3 +194,52 @@ describe('createActionSchema', () => {
     expect(schema.safeParse({ thought: '', action: 'search', action_input: '4' }).success).toBe(false);
   });
 });
+
+describe('a planner reply with keys the action schema does not name', () => {
+  let server: LoopbackServer;
+  beforeEach(async () => {
+    server = await startLoopbackServer();
+  });
+  afterEach(async () => server.close());
+  const backEnds = {
+    ollama: () => createOllamaModel({ model: 'qwen3:8b', endpoints: [server.url], maxRetries: 0 }),
+    openai: () => createOpenAICompatibleModel({ model: 'deepseek-chat', endpoints: [server.url], responseFormat: 'json_object', maxRetries: 0 }),
+  };
+  const replyOf = { ollama: (text: string) => ollamaReply(text), openai: (text: string) => openAIReply(text) };
+  const decide = (backEnd: keyof typeof backEnds) =>
+    createPlanner({ model: backEnds[backEnd](), tools, temperature: 0, maxRepairs: 0 }).decide({
+      question: 'What is 6*7?',
+      memory: memoryOf([]).view,
+      stepIndex: 1,
+      maxSteps: 5,
+    });
+
+  for (const backEnd of ['ollama', 'openai'] as const) {
+    it(`is accepted with the extra keys dropped (${backEnd})`, async () => {
+      server.push(replyOf[backEnd]('{"thought":"done","action":"finish","action_input":"42","confidence":0.9,"notes":{"a":1}}'));
+      const decision = await decide(backEnd);
+      expect(decision.parseError).toBeUndefined();
+      expect(decision.action).toEqual({ thought: 'done', action: 'finish', action_input: '42' });
+      // One call: no repair, no retry.
+      expect(server.requests).toHaveLength(1);
+    });
+
+    it(`is still a format error without action, or with action of the wrong type (${backEnd})`, async () => {
+      server.push(replyOf[backEnd]('{"thought":"done","action_input":"42","extra":true}'));
+      const missing = await decide(backEnd);
+      expect(missing.action).toBeNull();
+      expect(missing.parseError).toMatch(/action/);
+      server.push(replyOf[backEnd]('{"thought":"done","action":7,"action_input":"42"}'));
+      const wrongType = await decide(backEnd);
+      expect(wrongType.action).toBeNull();
+      expect(wrongType.parseError).toMatch(/action/);
+    });
+  }
+
+  it('still asks the model for a closed object (constrained decoding never invents keys)', () => {
+    const { jsonSchema, schema } = createActionSchema([{ name: 'python', inputJsonSchema: { type: 'object', properties: { code: { type: 'string' } } } }]);
+    expect(jsonSchema).toMatchObject({ additionalProperties: false });
+    expect(schema.parse({ thought: 't', action: 'python', action_input: { code: '1' }, extra: 1 })).toEqual({ thought: 't', action: 'python', action_input: { code: '1' } });
+  });
+});
+
