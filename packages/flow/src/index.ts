@@ -26,3 +26,10 @@ export {
 } from './generator/generator';
 /** DAPO's `sampleRollouts` over the agent loop: G seeded runs of one prompt, each with its own id. */
 export { createRolloutSampler, type RolloutPrompt, type RolloutSamplerSettings } from './rollouts/rollout-sampler';
+/** Cross-task memory in the loop: solved tasks kept in a MemoryStore, the most similar shown to the planner as examples. */
+export {
+  type CrossTaskMemory,
+  type CrossTaskMemorySettings,
+  createCrossTaskMemory,
+  renderTrajectoryForMemory,
+} from './cross-task/cross-task-memory';

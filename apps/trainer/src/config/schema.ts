@@ -116,6 +116,37 @@ export const runConfigSchema = z
       .nullable()
       .default(null)
       .describe('Back end of the fixed verifier and generator; null uses rules and the finish input.'),
+    memory: z
+      .object({
+        crossTask: z
+          .discriminatedUnion('kind', [
+            z
+              .object({
+                kind: z.literal('sqlite'),
+                path: z.string().min(1).optional().describe('Database file; default memory.sqlite in the run directory. Share one file across runs to carry solved tasks over.'),
+              })
+              .strict(),
+            z
+              .object({
+                kind: z.literal('qdrant'),
+                url: z.string().url().default('http://127.0.0.1:6333').describe('Qdrant REST endpoint.'),
+                collection: z.string().min(1).default('agentflow-memory'),
+                dimensions: z.number().int().positive().describe('Vector size of the collection (Qdrant fixes it at creation).'),
+              })
+              .strict(),
+          ])
+          .nullable()
+          .default(null)
+          .describe(
+            "Cross-task memory (@agentflow/flow createCrossTaskMemory): solved training tasks (collect, DAPO rollouts) are kept, and every run's prompt shows the k most similar as examples. Off (null) by default: the planner's prompt then depends on the question alone. Test tasks are never stored, so an evaluation never sees its own answers. Needs a prompt template that shows examples (policy.prompt kind full).",
+          ),
+        k: z.number().int().positive().default(3).describe('Solved examples shown per prompt.'),
+        mode: z.enum(['bm25', 'vector', 'hybrid']).default('bm25').describe('How similar tasks are found; vector and hybrid need an embedder (not configurable here yet).'),
+        budgetChars: z.number().int().positive().default(3000).describe('Character budget of the examples in the prompt.'),
+      })
+      .strict()
+      .refine((memory) => memory.mode === 'bm25', { message: 'memory.mode vector and hybrid need an embedder, which a run config cannot name yet; use bm25', path: ['mode'] })
+      .prefault({}),
     collect: z
       .object({
         rolloutsPerTask: z.number().int().positive().default(1).describe('Trajectories kept per training task.'),

@@ -35,9 +35,13 @@ export interface RunAgent {
  * actions constrained to the tools' schemas (`tied`: each action with its own input), no
  * repair calls (a repair would be off-policy for RL); the rule verifier, with the fixed
  * modules' LLM verdict when `fixedModules` is set; the planner's finish input as the answer,
- * and the fixed generator's when the loop stops without one.
+ * and the fixed generator's when the loop stops without one; with cross-task memory, the
+ * most similar solved tasks as examples in the prompt.
  */
-export function createRunAgent(context: Pick<PipelineContext, 'config' | 'tools' | 'fixedModel'>, model: LanguageModel): RunAgent {
+export function createRunAgent(
+  context: Pick<PipelineContext, 'config' | 'tools' | 'fixedModel'> & Partial<Pick<PipelineContext, 'crossTask'>>,
+  model: LanguageModel,
+): RunAgent {
   const { policy } = context.config;
   const template = promptTemplateOf(policy.prompt);
   const tools = context.tools.tools;
@@ -63,8 +67,14 @@ export function createRunAgent(context: Pick<PipelineContext, 'config' | 'tools'
     verifier,
     generator,
     limits,
-    run: (question, ids) =>
-      runFlow(question, { planner: planner(ids.seed), tools, verifier, generator }, { ...limits, taskId: ids.taskId, trajectoryId: ids.trajectoryId }),
+    async run(question, ids) {
+      const examples = (await context.crossTask?.examplesFor(question)) ?? '';
+      return runFlow(
+        question,
+        { planner: planner(ids.seed), tools, verifier, generator, ...(examples ? { examples } : {}) },
+        { ...limits, taskId: ids.taskId, trajectoryId: ids.trajectoryId },
+      );
+    },
   };
 }
 

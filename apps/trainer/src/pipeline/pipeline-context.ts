@@ -1,5 +1,7 @@
 import { join, resolve } from 'node:path';
-import { type LanguageModel, type RunEventListener, writeFileAtomic } from '@agentflow/core';
+import { assertNever, type LanguageModel, type MemoryStore, type RunEventListener, writeFileAtomic } from '@agentflow/core';
+import { type CrossTaskMemory, createCrossTaskMemory } from '@agentflow/flow';
+import { createQdrantMemoryStore, createSqliteMemoryStore } from '@agentflow/memory';
 import { checkSplitLeakage, type SplitLeakageRecord, type TaskSource, type TaskSourceTools } from '@agentflow/eval';
 import { findCudaProviderLibrary } from '@agentflow/tensor';
 import type { RunConfig } from '../config/schema';
@@ -20,6 +22,8 @@ export interface PipelineContext {
   tools: TaskSourceTools;
   /** The fixed verifier and generator's model, when `fixedModules` names one. */
   fixedModel: LanguageModel | undefined;
+  /** Solved training tasks shown to the planner as examples, when `memory.crossTask` is set. */
+  crossTask: CrossTaskMemory | undefined;
   /** The planner's base model folder: the config's `policy.model.path`, or the preset planner the warm start creates. */
   policyDir: string;
   emit: RunEventListener;
@@ -53,16 +57,34 @@ export function guardedTaskSource(config: RunConfig): GuardedTaskSource {
   return { configured, source, leakage: record };
 }
 
+/** The cross-task memory of `memory.crossTask`: SQLite in the run directory by default, or Qdrant. */
+async function crossTaskMemoryOf(config: RunConfig, run: RunDirectory): Promise<CrossTaskMemory | undefined> {
+  const { crossTask, k, mode, budgetChars } = config.memory;
+  if (crossTask === null) return undefined;
+  let store: MemoryStore;
+  switch (crossTask.kind) {
+    case 'sqlite':
+      store = createSqliteMemoryStore({ path: resolve(crossTask.path ?? join(run.root, 'memory.sqlite')) });
+      break;
+    case 'qdrant':
+      store = await createQdrantMemoryStore({ url: crossTask.url, collection: crossTask.collection, dimensions: crossTask.dimensions });
+      break;
+    default:
+      return assertNever(crossTask, 'memory kind');
+  }
+  return createCrossTaskMemory({ store, k, mode, budgetChars });
+}
+
 /** Where the leakage check's record goes in a run directory. */
 export const leakagePath = (run: RunDirectory) => join(run.root, 'leakage.json');
 
 /** Builds the context of a run: the task source (leakage checked first), its tools, the fixed modules' model. */
-export function createPipelineContext(
+export async function createPipelineContext(
   config: RunConfig,
   run: RunDirectory,
   emit: RunEventListener,
   guarded: GuardedTaskSource = guardedTaskSource(config),
-): PipelineContext {
+): Promise<PipelineContext> {
   const { configured, source, leakage } = guarded;
   writeFileAtomic(leakagePath(run), `${JSON.stringify(leakage, null, 2)}\n`);
   if (leakage.dropped.length > 0) {
@@ -80,6 +102,7 @@ export function createPipelineContext(
     leakage,
     tools: source.createTools({ pythonSlots: 8 }),
     fixedModel: config.fixedModules ? chatModelOf(config.fixedModules) : undefined,
+    crossTask: await crossTaskMemoryOf(config, run),
     policyDir: 'path' in config.policy.model ? resolve(config.policy.model.path) : join(run.root, 'models', 'policy'),
     emit,
   };

@@ -44,7 +44,7 @@ export async function runPipeline(
   emit: RunEventListener,
   settings: { only?: ReadonlySet<string>; guarded?: GuardedTaskSource } = {},
 ): Promise<void> {
-  const context = createPipelineContext(config, run, emit, settings.guarded);
+  const context = await createPipelineContext(config, run, emit, settings.guarded);
   try {
     const reason = await context.tools.unavailableReason();
     if (reason) emit({ type: 'log', level: 'warn', message: `a tool is unavailable: ${reason}` });
@@ -59,5 +59,6 @@ export async function runPipeline(
   } finally {
     await context.tools.dispose();
     await context.source.dispose?.();
+    await context.crossTask?.close();
   }
 }

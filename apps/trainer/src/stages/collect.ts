@@ -38,6 +38,7 @@ export const collectStage: Stage<PipelineContext> = {
           })),
         );
         correct += scored.filter((trajectory) => trajectory.outcomeReward === 1).length;
+        for (const trajectory of scored) await context.crossTask?.remember(trajectory, trajectory.outcomeReward);
         appendJsonl(run.paths.trajectories, scored);
         emit({ type: 'progress', stage: 'collect', completed: skipped + finished, total: seeded.length });
       },

@@ -42,6 +42,8 @@ export const trainStage: Stage<PipelineContext> = {
       sampleRollouts: createRolloutSampler({ run: agent.run, idPrefix: 'train' }),
       scoreOutcome: async (item, trajectory) => {
         const reward = await source.reward(item, trajectory.answer ?? undefined);
+        // Solved training tasks join the cross-task memory (when on); test tasks never do.
+        await context.crossTask?.remember(trajectory, reward);
         return { reward, correct: reward >= 1 };
       },
       ...(stepScorer ? { stepScorer } : {}),
