@@ -108,11 +108,12 @@ describe.skipIf(!present)('agentflow run --config configs/aime-qwen3-8b.yaml (ti
     await judge?.close();
   });
 
-  it('runs every stage, killed with SIGKILL after collect and resumed with nothing lost or repeated', async () => {
+  it('runs every stage, killed with SIGKILL after labelling and resumed with nothing lost or repeated', async () => {
     const out = join(work, 'run');
     const killed = await agentflow(['run', '--config', reference, ...scale, '--out', out, '--quiet'], {
       out,
-      killWhen: (dir) => 'collect' in stagesOf(dir),
+      // After labelling: every judge call is made before the kill, so the resume must make none again.
+      killWhen: (dir) => 'label' in stagesOf(dir),
     });
     expect(killed.status).toBeNull();
     const before = stagesOf(out);
@@ -147,6 +148,7 @@ describe.skipIf(!present)('agentflow run --config configs/aime-qwen3-8b.yaml (ti
     expect(judged.length).toBeGreaterThan(0);
     expect(judged.every((text) => text.includes('Reference answer of the task'))).toBe(true);
     expect(judge.requests.every((request) => request.response_format?.type === 'json_object')).toBe(true);
+    // No step was judged twice, across the kill and the resume included (the cache answers them).
     expect(new Set(judged).size).toBe(judged.length);
 
     // The fixed modules answered through Ollama's /api/chat.
