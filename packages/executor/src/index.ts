@@ -42,6 +42,7 @@ export {
   connectMcpTools,
   type ConnectMcpToolsSettings,
   type McpServerTarget,
+  type McpServerInfo,
   type McpToolConnection,
 } from './mcp/connect-mcp-tools';
 /** Serves a registry over stdio until the client closes it (what `agentflow mcp` runs). */

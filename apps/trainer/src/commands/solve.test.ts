@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { trajectorySchema } from '@agentflow/core';
@@ -7,18 +7,28 @@ import { createPythonTool } from '@agentflow/executor';
 import { createRandomModel, getModelPreset, saveModelFolder } from '@agentflow/models';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type LoopbackServer, ollamaReply, startLoopbackServer } from '../../../../packages/llm/src/testing/loopback-server';
+import { isRunning, startVaultHttpServer, writeVaultServer } from './solve/vault-mcp-server.test-helper';
 
 const cli = join(__dirname, '..', '..', 'dist', 'cli.js');
 
-/** Runs the built CLI asynchronously, so the loopback server in this process can answer it. */
-function agentflow(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile('node', [cli, ...args], { encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => {
+interface AgentflowRun {
+  child: ChildProcess;
+  result: Promise<{ status: number; stdout: string; stderr: string }>;
+}
+
+/** Starts the built CLI asynchronously, so the loopback servers in this process can answer it. */
+function startAgentflow(args: string[], env: Record<string, string> = {}): AgentflowRun {
+  let child: ChildProcess | undefined;
+  const result = new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+    child = execFile('node', [cli, ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
       const status = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
       resolve({ status, stdout, stderr });
     });
   });
+  return { child: child!, result };
 }
+
+const agentflow = (...args: string[]) => startAgentflow(args).result;
 
 const step = (action: string, input: unknown, thought = '') =>
   ollamaReply(JSON.stringify({ thought, action, action_input: input }), 'stop', 'qwen3:8b');
@@ -155,5 +165,167 @@ describe('agentflow solve against a loopback Ollama server', () => {
     );
     expect(status).toBe(2);
     expect(stderr).toContain('AGENTFLOW_TEST_UNSET_KEY is not set');
+  });
+});
+
+describe('agentflow solve with MCP servers and the network tools', () => {
+  let server: LoopbackServer;
+  let dir: string;
+  let vault: string;
+  beforeEach(async () => {
+    server = await startLoopbackServer();
+    dir = mkdtempSync(join(tmpdir(), 'agentflow-solve-mcp-'));
+    vault = writeVaultServer(dir);
+  });
+  afterEach(async () => {
+    await server.close();
+    // Should a test fail, no server it started outlives it.
+    for (const file of readdirSync(dir).filter((name) => name.endsWith('.pid'))) {
+      const pid = pidOf(join(dir, file));
+      if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
+  /** `--mcp` text starting the vault server, quoted as a user would quote it. */
+  const vaultCommand = (...args: string[]) => [process.execPath, vault, ...args].map((word) => `'${word}'`).join(' ');
+  const pidOf = (file: string) => Number(readFileSync(file, 'utf8'));
+  const sentToPlanner = (index: number) =>
+    server.requests[index]?.body as { messages: Array<{ content: string }>; format: { properties: { action: { enum: string[] } } } };
+
+  it('--mcp offers the tools of a stdio server as SERVER__TOOL, and the answer is what its tool returned', async () => {
+    const pidFile = join(dir, 'vault.pid');
+    server.push(step('vault__secret_number', {}, 'Only the vault knows.'), step('finish', '7331', 'Done.'));
+    const { status, stdout, stderr } = await agentflow(
+      'solve',
+      'What is the secret number?',
+      '--mcp',
+      vaultCommand('--pid-file', pidFile),
+      '--planner',
+      'ollama:qwen3:8b',
+      '--ollama-url',
+      server.url,
+      '--no-python',
+      '--json',
+    );
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    const trajectory = trajectorySchema.parse(JSON.parse(stdout));
+    expect(trajectory.steps[0]?.toolResult).toMatchObject({ output: '7331' });
+    expect(trajectory).toMatchObject({ answer: '7331', termination: 'finished' });
+    const request = sentToPlanner(0);
+    expect(request.format.properties.action.enum).toEqual(['vault__secret_number', 'vault__wait_forever', 'finish']);
+    expect(request.messages[0]?.content).toContain('- vault__secret_number: Returns the secret number kept in the vault.');
+    expect(isRunning(pidOf(pidFile))).toBe(false);
+  });
+
+  it('--mcp-url, --web-search and --wikipedia join python-free catalogues, each tool answered by its own loopback server', async () => {
+    const fixture = (name: string) => readFileSync(join(__dirname, '..', '..', '..', '..', 'packages', 'executor', 'src', 'search', '__fixtures__', name), 'utf8');
+    const tavily = await startLoopbackServer(() => ({ kind: 'raw', text: fixture('tavily-search.json') }));
+    const mediawiki = await startLoopbackServer(() => ({ kind: 'raw', text: fixture('mediawiki-search-extracts.json') }));
+    const http = await startVaultHttpServer(vault);
+    try {
+      server.push(
+        step('web_search', { query: 'Who is Leo Messi?', k: 2 }),
+        step('wikipedia', { query: 'speed of light' }),
+        step('docs__secret_number', {}),
+        step('finish', '7331'),
+      );
+      const { status, stdout, stderr } = await startAgentflow(
+        [
+          'solve',
+          'q',
+          ...['--web-search', '--tavily-key-env', 'AGENTFLOW_TEST_TAVILY_KEY', '--tavily-url', tavily.url],
+          ...['--wikipedia', '--wikipedia-url', `${mediawiki.url}/w/api.php`],
+          ...['--mcp-url', `docs=${http.url}`],
+          ...['--planner', 'ollama:m', '--ollama-url', server.url, '--no-python', '--json'],
+        ],
+        { AGENTFLOW_TEST_TAVILY_KEY: 'tvly-test' },
+      ).result;
+      expect(stderr).toBe('');
+      expect(status).toBe(0);
+      const trajectory = trajectorySchema.parse(JSON.parse(stdout));
+      expect(sentToPlanner(0).format.properties.action.enum).toEqual(['web_search', 'wikipedia', 'docs__secret_number', 'docs__wait_forever', 'finish']);
+      const [search, wiki, secret] = trajectory.steps.map((each) => each.toolResult?.output ?? '');
+      expect(search).toMatch(/^Answer: Lionel Messi, born in 1987/);
+      expect(tavily.requests[0]).toMatchObject({ method: 'POST', path: '/search', headers: { authorization: 'Bearer tvly-test' } });
+      expect(tavily.requests[0]?.body).toMatchObject({ query: 'Who is Leo Messi?', max_results: 2 });
+      expect(wiki).toMatch(/^\[1\] Light \(https:\/\/en.wikipedia.org\/wiki\/Light\)\n/);
+      expect(mediawiki.requests[0]?.path).toMatch(/^\/w\/api.php\?action=query&.*gsrsearch=speed\+of\+light/);
+      expect(secret).toBe('7331');
+      expect(trajectory.answer).toBe('7331');
+    } finally {
+      http.stop();
+      await Promise.all([tavily.close(), mediawiki.close()]);
+    }
+  });
+
+  it('refuses two servers offering the same tool name, naming both and closing them; NAME= tells them apart', async () => {
+    const [first, second] = [join(dir, 'a.pid'), join(dir, 'b.pid')];
+    // --linger: these servers ignore the end of their stdin; solve must stop them itself.
+    const clash = await agentflow(
+      ...['solve', 'q', '--planner', 'ollama:m', '--ollama-url', server.url, '--no-python'],
+      ...['--mcp', vaultCommand('--pid-file', first, '--linger'), '--mcp', vaultCommand('--pid-file', second, '--linger')],
+    );
+    expect(clash.status).toBe(2);
+    expect(clash.stderr).toBe(
+      `error: Two sources offer a tool named "vault__secret_number": --mcp ${JSON.stringify(vaultCommand('--pid-file', first, '--linger'))} (server "vault") and --mcp ${JSON.stringify(vaultCommand('--pid-file', second, '--linger'))} (server "vault"). To keep both, name that server apart: --mcp ${JSON.stringify(`vault2=${vaultCommand('--pid-file', second, '--linger')}`)} gives its tools the prefix vault2__.\n`,
+    );
+    expect(server.requests).toHaveLength(0);
+    expect([isRunning(pidOf(first)), isRunning(pidOf(second))]).toEqual([false, false]);
+
+    server.push(step('mirror__secret_number', {}), step('finish', '7331'));
+    const named = await agentflow(
+      ...['solve', 'q', '--planner', 'ollama:m', '--ollama-url', server.url, '--no-python', '--json'],
+      ...['--mcp', vaultCommand(), '--mcp', `mirror=${vaultCommand()}`],
+    );
+    expect(named.status).toBe(0);
+    expect(sentToPlanner(0).format.properties.action.enum).toEqual([
+      'vault__secret_number',
+      'vault__wait_forever',
+      'mirror__secret_number',
+      'mirror__wait_forever',
+      'finish',
+    ]);
+    expect(trajectorySchema.parse(JSON.parse(named.stdout)).steps[0]?.toolResult?.output).toBe('7331');
+  });
+
+  it('on SIGINT during an MCP tool call, cancels the run and stops the server before exiting', async () => {
+    const [pidFile, waitingFile] = [join(dir, 'vault.pid'), join(dir, 'waiting')];
+    server.push(step('vault__wait_forever', {}));
+    const run = startAgentflow([
+      ...['solve', 'q', '--planner', 'ollama:m', '--ollama-url', server.url, '--no-python'],
+      ...['--mcp', vaultCommand('--pid-file', pidFile, '--waiting-file', waitingFile, '--linger')],
+    ]);
+    await expect.poll(() => existsSync(waitingFile), { timeout: 30_000, interval: 50 }).toBe(true);
+    run.child.kill('SIGINT');
+    const { status, stdout, stderr } = await run.result;
+    expect(status).toBe(1);
+    expect(stdout).toMatch(/^Answer: \(none\)\n\(error after 1 step, [\d.]+ s\)\n\(Cancelled\.\)\n$/m);
+    expect(stderr).toBe('error [RUNTIME_ERROR]: Cancelled.\n');
+    expect(isRunning(pidOf(pidFile))).toBe(false);
+  });
+
+  it('names what is wrong with a tool flag before starting anything', async () => {
+    const base = ['solve', 'q', '--planner', 'ollama:m', '--ollama-url', server.url, '--no-python'];
+    const [key, quote, pipe, assignment, url, lonely, missing] = await Promise.all([
+      agentflow(...base, '--web-search', '--tavily-key-env', 'AGENTFLOW_TEST_UNSET_TAVILY_KEY'),
+      agentflow(...base, '--mcp', "node 'server.js"),
+      agentflow(...base, '--mcp', 'node server.js | tee log'),
+      agentflow(...base, '--mcp', 'DEBUG=1 node server.js'),
+      agentflow(...base, '--mcp-url', 'docs=ftp://127.0.0.1/mcp'),
+      agentflow(...base, '--wikipedia-url', 'http://127.0.0.1:9/w/api.php'),
+      agentflow(...base, '--mcp', '/nonexistent/mcp-server --stdio'),
+    ]);
+    expect(key).toMatchObject({ status: 2, stderr: expect.stringContaining('--web-search needs a Tavily API key, but the environment variable AGENTFLOW_TEST_UNSET_TAVILY_KEY is not set') });
+    expect(quote).toMatchObject({ status: 2, stderr: expect.stringContaining(`--mcp "node 'server.js": an unterminated single quote at character 6`) });
+    expect(pipe).toMatchObject({ status: 2, stderr: expect.stringContaining('"|" at character 16. The command runs without a shell') });
+    expect(assignment).toMatchObject({ status: 2, stderr: expect.stringContaining('environment assignments are not supported; set a variable with env') });
+    expect(url).toMatchObject({ status: 2, stderr: expect.stringContaining('--mcp-url must be an http:// or https:// URL, got "ftp://127.0.0.1/mcp"') });
+    expect(lonely).toMatchObject({ status: 2, stderr: expect.stringContaining('--wikipedia-url is given without --wikipedia') });
+    expect(missing).toMatchObject({
+      status: 1,
+      stderr: expect.stringContaining('error [NETWORK_ERROR]: --mcp "/nonexistent/mcp-server --stdio": Could not connect to the MCP server /nonexistent/mcp-server --stdio: spawn /nonexistent/mcp-server ENOENT'),
+    });
+    expect(server.requests).toHaveLength(0);
   });
 });

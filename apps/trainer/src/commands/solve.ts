@@ -1,4 +1,4 @@
-import { AgentFlowError, assertNever, type LanguageModel, type Tool } from '@agentflow/core';
+import { AgentFlowError, assertNever, type LanguageModel } from '@agentflow/core';
 import { createGenerator, runFlow } from '@agentflow/flow';
 import { createOllamaModel, createOpenAICompatibleModel } from '@agentflow/llm';
 import { createCompactPromptTemplate, createFullPromptTemplate, createPlanner } from '@agentflow/planner';
@@ -9,17 +9,16 @@ import type { CommandContext, RegisterCommand } from './command-context';
 import { createLocalPlannerModel, type LocalPlannerModel } from './solve/local-planner';
 import { parsePlannerSpec, parsePositiveInteger, type PlannerSpec } from './solve/planner-spec';
 import { formatOutcome, formatStep } from './solve/print-step';
+import { resolveSolveToolFlags, type SolveToolFlags } from './solve/solve-tool-flags';
 import { createSolveTools } from './solve/solve-tools';
 
-interface SolveOptions {
+interface SolveOptions extends SolveToolFlags {
   planner: string;
   ollamaUrl: string;
   openaiBaseUrl: string;
   apiKeyEnv: string;
   maxSteps: string;
   timeLimit: string;
-  python: boolean;
-  corpus?: string;
   template?: string;
   json?: boolean;
   config?: string;
@@ -56,16 +55,19 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
       message: `--template must be full or compact, got ${JSON.stringify(template)}.`,
     });
   }
-  const tools: Tool[] = await createSolveTools({
-    noPython: !options.python,
-    warn: context.stderr,
-    ...(options.corpus ? { corpus: options.corpus } : {}),
-  });
-  const { model, release } = await createModel(spec, options);
+  const toolSettings = resolveSolveToolFlags(options, process.env);
+  // Everything above only read flags; from here on, what starts is stopped in `finally`,
+  // on an error and on Ctrl-C alike (a second Ctrl-C kills the process as usual).
   const controller = new AbortController();
   const onInterrupt = () => controller.abort();
   process.once('SIGINT', onInterrupt);
+  process.once('SIGTERM', onInterrupt);
+  const cleanups: Array<() => Promise<unknown>> = [];
   try {
+    const { tools, close } = await createSolveTools({ ...toolSettings, signal: controller.signal, warn: context.stderr });
+    cleanups.push(close);
+    const { model, release } = await createModel(spec, options);
+    cleanups.push(release);
     const trajectory = await runFlow(
       question,
       {
@@ -97,9 +99,13 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
     }
   } finally {
     process.removeListener('SIGINT', onInterrupt);
-    await Promise.allSettled([...tools.map((tool) => tool.dispose?.()), release()]);
+    process.removeListener('SIGTERM', onInterrupt);
+    await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
   }
 }
+
+/** Repeatable string options; absent until given once. */
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 export const registerSolveCommand: RegisterCommand = (program, context) => {
   program
@@ -114,6 +120,13 @@ export const registerSolveCommand: RegisterCommand = (program, context) => {
     .option('--time-limit <seconds>', 'wall-clock limit of the run', '300')
     .option('--no-python', 'leave the sandboxed python tool out')
     .option('--corpus <file>', 'JSONL corpus ({id, title, text} per line) for the corpus_search tool')
+    .option('--web-search', 'add web_search (Tavily; reaches the network; needs the key of --tavily-key-env)')
+    .option('--tavily-key-env <name>', 'environment variable holding the Tavily API key', 'TAVILY_API_KEY')
+    .option('--tavily-url <url>', 'Tavily API root, with --web-search (default https://api.tavily.com)')
+    .option('--wikipedia', 'add wikipedia (MediaWiki action API; reaches the network)')
+    .option('--wikipedia-url <url>', 'MediaWiki action API endpoint, with --wikipedia (default https://en.wikipedia.org/w/api.php)')
+    .option('--mcp <command line>', 'add the tools of a stdio MCP server, "[NAME=]COMMAND [ARG...]" split as a shell would, as NAME__TOOL (NAME: the server\'s own by default; repeatable)', collect)
+    .option('--mcp-url <url>', 'add the tools of a Streamable HTTP MCP server, "[NAME=]URL", as NAME__TOOL (repeatable)', collect)
     .option('--template <name>', 'prompt template: full (LLMs) or compact (tiny local policies); default by planner')
     .option('--json', 'print the trajectory as JSON (the final answer in `answer`)')
     .option('--config <file>', 'YAML or JSON config (its seed seeds the planner)')

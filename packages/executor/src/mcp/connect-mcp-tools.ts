@@ -24,44 +24,106 @@ export interface ConnectMcpToolsSettings {
   prefix?: string;
   /** Only these tools of the server (by their own names); default all. */
   include?: string[];
+  /** Cancels connecting and listing; the connection is closed (a stdio server stopped) and ABORTED thrown. */
+  signal?: AbortSignal;
+}
+
+/** What a server announced about itself in its `initialize` reply (`serverInfo`). */
+export interface McpServerInfo {
+  name: string;
+  version: string;
 }
 
 export interface McpToolConnection {
   /** Tools of the server as core Tools, ready for `registry.register(...tools)`. */
   tools: JsonSchemaTool<Record<string, unknown>>[];
-  /** Ends the connection (and the server process of a stdio target). */
+  /** The server's own name and version, e.g. to prefix its tools with. */
+  server: McpServerInfo;
+  /**
+   * Ends the connection; for a stdio target, resolves once the server process has exited
+   * (stdin closed, then SIGTERM after 2 s and SIGKILL after 4 s, as the SDK escalates).
+   */
   close(): Promise<void>;
 }
 
-/** Connects to an MCP server (stdio command or Streamable HTTP URL) and wraps its tools. */
+/** Characters of a stdio server's stderr kept for error messages. */
+const STDERR_TAIL_CHARS = 2_000;
+/** How long close() waits for a server's exit: past the SDK's SIGKILL at 4 s. */
+const CLOSE_WAIT_MS = 5_000;
+
+/**
+ * Connects to an MCP server (stdio command or Streamable HTTP URL) and wraps its tools.
+ * A failure to start, connect or list closes what was opened and names the server; for
+ * a stdio server the message ends with the last lines it wrote to stderr.
+ */
 export async function connectMcpTools(settings: ConnectMcpToolsSettings): Promise<McpToolConnection> {
   const target = settings.transport;
-  const client = new Client({ name: 'agentflow', version: '0.1.0' });
-  const transport = createTransport(target);
   const where = target.type === 'stdio' ? `${target.command} ${(target.args ?? []).join(' ')}`.trim() : target.url;
-  try {
-    await client.connect(transport);
-  } catch (cause) {
+  if (settings.signal?.aborted) {
+    throw new AgentFlowError({ code: 'ABORTED', message: `Connecting to the MCP server ${where} was cancelled.`, details: { target: where } });
+  }
+  const client = new Client({ name: 'agentflow', version: '0.1.0' });
+  // Settles when the transport has closed: for stdio, when the server process has exited.
+  const closed = new Promise<void>((resolve) => {
+    client.onclose = resolve;
+  });
+  const close = async (): Promise<void> => {
     await client.close().catch(() => undefined);
+    // The SDK ends a failed connect with a close of its own, and a second close returns at
+    // once while the first still waits for the exit: wait for the exit itself.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
+  };
+  const transport = createTransport(target);
+  // Always drained: a stdio server blocks once its stderr pipe is full.
+  let stderrTail = '';
+  if (transport instanceof StdioClientTransport) {
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      stderrTail = `${stderrTail}${chunk.toString('utf8')}`.slice(-STDERR_TAIL_CHARS);
+    });
+  }
+  const fail = async (phase: 'connect' | 'list', cause: unknown): Promise<never> => {
+    await close();
+    // The last stderr chunks of an exited server arrive just after its stdout closes.
+    await new Promise((resolve) => setImmediate(resolve));
+    const doing = phase === 'connect' ? 'Connecting to' : 'Listing the tools of';
+    if (settings.signal?.aborted) {
+      throw new AgentFlowError({ code: 'ABORTED', message: `${doing} the MCP server ${where} was cancelled.`, cause, details: { target: where } });
+    }
+    const failed = phase === 'connect' ? 'Could not connect to' : 'Could not list the tools of';
+    const reason = (cause as Error).message;
+    const stderr = stderrTail.trim() === '' ? '' : `${/[.!?]$/.test(reason) ? '' : '.'} Its stderr ended with:\n${stderrTail.trimEnd()}`;
     throw new AgentFlowError({
       code: 'NETWORK_ERROR',
-      message: `Could not connect to the MCP server ${where}: ${(cause as Error).message}`,
+      message: `${failed} the MCP server ${where}: ${reason}${stderr}`,
       cause,
       details: { target: where },
     });
+  };
+  const request = settings.signal ? { signal: settings.signal } : {};
+  try {
+    await client.connect(transport, request);
+  } catch (cause) {
+    return fail('connect', cause);
   }
   const listed: Array<{ name: string; description?: string; inputSchema: JsonSchema }> = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor === undefined ? {} : { cursor });
-    listed.push(...page.tools);
-    cursor = page.nextCursor;
-  } while (cursor);
+  try {
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor }, request);
+      listed.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+  } catch (cause) {
+    return fail('list', cause);
+  }
 
   const tools = listed
     .filter((tool) => settings.include === undefined || settings.include.includes(tool.name))
     .map((tool) => wrapTool(client, tool, `${settings.prefix ?? ''}${tool.name}`.replace(/[^A-Za-z0-9_.-]/g, '_'), where));
-  return { tools, close: () => client.close() };
+  const announced = client.getServerVersion();
+  return { tools, server: { name: announced?.name ?? '', version: announced?.version ?? '' }, close };
 }
 
 function createTransport(target: McpServerTarget): Transport {

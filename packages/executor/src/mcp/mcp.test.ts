@@ -1,4 +1,6 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Tool } from '@agentflow/core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -62,6 +64,7 @@ describe('connectMcpTools', () => {
       prefix: 'math_',
     });
     try {
+      expect(connection.server).toEqual({ name: 'arithmetic', version: '1.0.0' });
       const tools = registry();
       tools.register(...connection.tools);
       expect(tools.names()).toEqual(['shout', 'corpus_search', 'math_add', 'math_fail']);
@@ -99,6 +102,28 @@ describe('connectMcpTools', () => {
       http.closeAllConnections();
       await new Promise((resolve) => http.close(resolve));
     }
+  });
+
+  it('ends a failed start with what the server wrote to stderr', async () => {
+    const script = "console.error('vault: config file /etc/vault.toml not found'); process.exit(3)";
+    await expect(connectMcpTools({ transport: { type: 'stdio', command: process.execPath, args: ['-e', script] } })).rejects.toThrow(
+      /^Could not connect to the MCP server .+: .+\. Its stderr ended with:\nvault: config file \/etc\/vault.toml not found$/s,
+    );
+  });
+
+  it('stops connecting to a server that never answers when the signal aborts, and has stopped it when it throws', async () => {
+    const pidFile = join(mkdtempSync(join(tmpdir(), 'agentflow-mcp-silent-')), 'pid');
+    // Reads nothing and ignores the end of its stdin: only the SIGTERM of close() stops it.
+    const script = `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`;
+    const silent = { type: 'stdio' as const, command: process.execPath, args: ['-e', script] };
+    const controller = new AbortController();
+    // Abort once the server runs, whatever the machine's load.
+    const poll = setInterval(() => existsSync(pidFile) && controller.abort(), 20);
+    const failure = await connectMcpTools({ transport: silent, signal: controller.signal }).catch((error: unknown) => error);
+    clearInterval(poll);
+    expect(failure).toMatchObject({ code: 'ABORTED', message: expect.stringMatching(/^Connecting to the MCP server .+ was cancelled\.$/) });
+    expect(() => process.kill(Number(readFileSync(pidFile, 'utf8')), 0)).toThrow(/ESRCH/);
+    await expect(connectMcpTools({ transport: silent, signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'ABORTED' });
   });
 
   it('names the server it could not reach', async () => {

@@ -1,28 +1,90 @@
 import type { Tool } from '@agentflow/core';
-import { createCorpusSearchTool, createPythonTool } from '@agentflow/executor';
+import { createCorpusSearchTool, createPythonTool, createWebSearchTool, createWikipediaTool } from '@agentflow/executor';
+import { assertDistinctToolNames, type ToolSource } from './distinct-tool-names';
+import { formatMcpServerFlag, type McpServerFlag } from './mcp-server-flag';
+import { connectMcpServers, MCP_TOOL_SEPARATOR } from './mcp-servers';
 
 export interface SolveToolsSettings {
-  /** Leave the python tool out. */
-  noPython?: boolean;
+  /** The sandboxed python tool (skipped, with a note, where it cannot run). */
+  python: boolean;
   /** A JSONL corpus (`{id, title, text}` per line) for the corpus_search tool. */
   corpus?: string;
+  /** web_search (Tavily): the variable holding the key (checked by the caller), the API root. */
+  webSearch?: { apiKeyEnv: string; baseUrl?: string };
+  /** wikipedia (MediaWiki action API) at `baseUrl`, default en.wikipedia.org. */
+  wikipedia?: { baseUrl?: string };
+  /** MCP servers whose tools join, named `<server>__<tool>`. */
+  mcpServers: readonly McpServerFlag[];
+  /** Cancels starting the MCP servers. */
+  signal?: AbortSignal;
   /** Where notes about unavailable tools go. */
   warn: (text: string) => void;
 }
 
+export interface SolveTools {
+  /** In catalogue order: python, corpus_search, web_search, wikipedia, then each server's tools. */
+  tools: Tool[];
+  /** Disposes the tools and closes the MCP servers (stdio ones have exited when it resolves). */
+  close(): Promise<void>;
+}
+
 /**
- * The tools `agentflow solve` gives the planner. The one place to add tools: today the
- * sandboxed python tool of @agentflow/executor and, with a corpus file, corpus_search
- * (BM25, offline). Network tools (web_search, wikipedia) are not offered by default.
+ * The tools `agentflow solve` gives the planner, the one place that assembles them: the
+ * executor's built-in tools the flags ask for, then the tools of each MCP server. Two
+ * sources offering one name are refused (after closing the servers), never shadowed.
  */
-export async function createSolveTools(settings: SolveToolsSettings): Promise<Tool[]> {
-  const tools: Tool[] = [];
-  if (!settings.noPython) {
-    const python = createPythonTool();
-    const reason = await python.unavailableReason();
-    if (reason) settings.warn(`note: the python tool is unavailable here: ${reason}\n`);
-    else tools.push(python as Tool);
+export async function createSolveTools(settings: SolveToolsSettings): Promise<SolveTools> {
+  const sources: ToolSource[] = [];
+  const builtInTools: Tool[] = [];
+  const disposeBuiltIns = () => Promise.allSettled(builtInTools.map((tool) => tool.dispose?.()));
+  const builtIn = (label: string, tool: Tool) => {
+    builtInTools.push(tool);
+    sources.push({ label, remedy: `leave out ${label}`, tools: [tool] });
+  };
+  try {
+    if (settings.python) {
+      const python = createPythonTool();
+      const reason = await python.unavailableReason();
+      if (reason) settings.warn(`note: the python tool is unavailable here: ${reason}\n`);
+      else builtIn('python (built in; --no-python)', python as Tool);
+    }
+    if (settings.corpus !== undefined) builtIn('--corpus', createCorpusSearchTool({ path: settings.corpus }) as Tool);
+    if (settings.webSearch) {
+      const { apiKeyEnv, baseUrl } = settings.webSearch;
+      builtIn('--web-search', createWebSearchTool({ apiKeyEnv, ...(baseUrl === undefined ? {} : { baseUrl }) }) as Tool);
+    }
+    if (settings.wikipedia) {
+      const { baseUrl } = settings.wikipedia;
+      builtIn('--wikipedia', createWikipediaTool(baseUrl === undefined ? {} : { baseUrl }) as Tool);
+    }
+  } catch (error) {
+    await disposeBuiltIns();
+    throw error;
   }
-  if (settings.corpus !== undefined) tools.push(createCorpusSearchTool({ path: settings.corpus }) as Tool);
-  return tools;
+
+  let servers: Awaited<ReturnType<typeof connectMcpServers>>;
+  try {
+    servers = await connectMcpServers(settings.mcpServers, settings.signal);
+  } catch (error) {
+    await disposeBuiltIns();
+    throw error;
+  }
+  const close = async () => {
+    await Promise.allSettled([disposeBuiltIns(), ...servers.map((server) => server.close())]);
+  };
+  for (const server of servers) {
+    const other = `${server.name.toLowerCase().replace(/[^a-z0-9_-]/g, '_').replace(/^[^a-z]+/, '') || 'server'}2`;
+    sources.push({
+      label: `${formatMcpServerFlag(server.flag)} (server ${JSON.stringify(server.name)})`,
+      remedy: `name that server apart: ${formatMcpServerFlag({ ...server.flag, name: other })} gives its tools the prefix ${other}${MCP_TOOL_SEPARATOR}`,
+      tools: server.tools,
+    });
+  }
+  try {
+    assertDistinctToolNames(sources);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { tools: [...builtInTools, ...servers.flatMap((server) => server.tools)], close };
 }
