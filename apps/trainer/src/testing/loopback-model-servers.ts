@@ -63,33 +63,7 @@ async function listen(
  * `GET /api/tags` lists the served model.
  */
 export function startOllamaServer(model: string, reply: (body: ChatRequestBody) => string): Promise<LoopbackChatServer> {
-  const requests: ChatRequestBody[] = [];
-  return listen(
-    (method, path, body, response) => {
-      if (method === 'GET' && path === '/api/tags') {
-        sendJson(response, 200, { models: [{ name: model, model, modified_at: new Date(0).toISOString(), size: 0, digest: 'loopback' }] });
-        return;
-      }
-      if (method !== 'POST' || path !== '/api/chat') {
-        sendJson(response, 404, { error: `no route ${method} ${path}` });
-        return;
-      }
-      const request = body as ChatRequestBody;
-      requests.push(request);
-      const content = reply(request);
-      sendJson(response, 200, {
-        model: request.model,
-        created_at: new Date().toISOString(),
-        message: { role: 'assistant', content },
-        done: true,
-        done_reason: 'stop',
-        prompt_eval_count: JSON.stringify(request.messages).length,
-        eval_count: content.length,
-      });
-    },
-    (port) => `http://127.0.0.1:${port}`,
-    requests,
-  );
+  return startHeldOllamaServer(model, async (body) => reply(body));
 }
 
 /**
@@ -132,4 +106,45 @@ export function startOpenAiCompatibleServer(model: string, apiKey: string, reply
     requests,
   );
   return server;
+}
+
+/**
+ * `startOllamaServer` whose reply may wait: `reply` returns a promise, so a test can hold a
+ * request open (to kill the client while it waits) or pace the answers. Same wire format,
+ * and the request is recorded when it arrives.
+ */
+export function startHeldOllamaServer(model: string, reply: (body: ChatRequestBody) => Promise<string>): Promise<LoopbackChatServer> {
+  const requests: ChatRequestBody[] = [];
+  return listen(
+    (method, path, body, response) => {
+      if (method === 'GET' && path === '/api/tags') {
+        sendJson(response, 200, { models: [{ name: model, model, modified_at: new Date(0).toISOString(), size: 0, digest: 'loopback' }] });
+        return;
+      }
+      if (method !== 'POST' || path !== '/api/chat') {
+        sendJson(response, 404, { error: `no route ${method} ${path}` });
+        return;
+      }
+      const request = body as ChatRequestBody;
+      requests.push(request);
+      reply(request)
+        .then((content) => {
+          if (response.destroyed) return;
+          sendJson(response, 200, {
+            model: request.model,
+            created_at: new Date().toISOString(),
+            message: { role: 'assistant', content },
+            done: true,
+            done_reason: 'stop',
+            prompt_eval_count: JSON.stringify(request.messages).length,
+            eval_count: content.length,
+          });
+        })
+        .catch((error: Error) => {
+          if (!response.destroyed) sendJson(response, 500, { error: error.message });
+        });
+    },
+    (port) => `http://127.0.0.1:${port}`,
+    requests,
+  );
 }

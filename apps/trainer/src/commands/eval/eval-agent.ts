@@ -1,0 +1,92 @@
+import type { LanguageModel, Tool, Trajectory } from '@agentflow/core';
+import { createGenerator, runFlow } from '@agentflow/flow';
+import { createCompactPromptTemplate, createFullPromptTemplate, createPlanner } from '@agentflow/planner';
+import { createVerifier } from '@agentflow/verifier';
+import { createPlannerModel, endpointModelOf, parseEndpointSpec } from './eval-models';
+import type { EvalConnection, EvalSettings } from './eval-settings';
+
+/** One run to make: the question, the ids to record and the sampling seed. */
+export interface EvalRun {
+  question: string;
+  itemId: string;
+  trajectoryId: string;
+  seed: number;
+}
+
+export interface EvalAgent {
+  run(job: EvalRun, signal: AbortSignal): Promise<Trajectory>;
+  release(): Promise<void>;
+}
+
+export interface EvalAgentSettings {
+  settings: EvalSettings;
+  connection: EvalConnection;
+  tools: readonly Tool[];
+  /**
+   * Told when a model call fails for good (after the transport's retries), not when a run's
+   * own deadline cut it: the runs of a failing endpoint say nothing about the planner.
+   */
+  onModelFailure: (role: 'planner' | 'fixed modules', error: unknown) => void;
+}
+
+function watched(model: LanguageModel, onFailure: (error: unknown) => void): LanguageModel {
+  return {
+    specificationVersion: model.specificationVersion,
+    provider: model.provider,
+    modelId: model.modelId,
+    async chat(request) {
+      try {
+        return await model.chat(request);
+      } catch (error) {
+        if (!request.signal?.aborted) onFailure(error);
+        throw error;
+      }
+    },
+  };
+}
+
+/**
+ * The agent an eval runs: the planner of `--planner` (one repair call after an unparsable
+ * reply, as `agentflow solve` makes), the rule verifier with the fixed modules' verdict after
+ * tool steps when `--fixed-modules` is set, and the finish input as the answer, else the fixed
+ * generator's. Not `createRunAgent`: that one ties actions to tools for the local grammar
+ * and makes no repairs (right for RL rollouts), which HTTP servers and an eval do not want.
+ */
+export async function createEvalAgent(agentSettings: EvalAgentSettings): Promise<EvalAgent> {
+  const { settings, connection, tools } = agentSettings;
+  // The fixed modules first: a missing API key fails here, before a local planner is loaded.
+  const fixed = settings.fixedModules
+    ? watched(endpointModelOf(parseEndpointSpec('--fixed-modules', settings.fixedModules), connection), (error) =>
+        agentSettings.onModelFailure('fixed modules', error),
+      )
+    : undefined;
+  const planner = await createPlannerModel(settings.planner, connection);
+  const plannerModel = watched(planner.model, (error) => agentSettings.onModelFailure('planner', error));
+  const template = settings.template === 'compact' ? createCompactPromptTemplate() : createFullPromptTemplate();
+  const limits = { maxSteps: settings.maxSteps, timeLimitMs: settings.timeLimitS * 1000 };
+  const verifier = createVerifier({ rules: limits, ...(fixed ? { llm: { model: fixed } } : {}) });
+  const generator = createGenerator({ useFinishInput: true, ...(fixed ? { model: fixed } : {}) });
+  return {
+    run: (job, signal) =>
+      runFlow(
+        job.question,
+        {
+          planner: createPlanner({
+            model: plannerModel,
+            tools,
+            template,
+            actionSchemaStyle: planner.actionSchemaStyle,
+            temperature: settings.temperature,
+            maxTokens: settings.maxTokens,
+            seed: job.seed,
+          }),
+          tools,
+          verifier,
+          generator,
+        },
+        // The python REPL is per run: samples of one item must not share variables.
+        { ...limits, signal, taskId: job.itemId, trajectoryId: job.trajectoryId, toolTaskId: job.trajectoryId },
+      ),
+    release: () => planner.release(),
+  };
+}

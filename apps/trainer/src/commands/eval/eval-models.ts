@@ -1,0 +1,57 @@
+import { AgentFlowError, assertNever, describeValue, type LanguageModel } from '@agentflow/core';
+import { createOllamaModel, createOpenAICompatibleModel } from '@agentflow/llm';
+import { createLocalPlannerModel, type LocalPlannerModel } from '../solve/local-planner';
+import { parsePlannerSpec } from '../solve/planner-spec';
+import type { EvalConnection } from './eval-settings';
+
+/** A chat model behind HTTP: `ollama:MODEL` or `openai:MODEL` (the fixed modules'). */
+export type EndpointSpec = { kind: 'ollama'; model: string } | { kind: 'openai'; model: string };
+
+/** Parses `--fixed-modules`: ollama:MODEL or openai:MODEL (the part after the first colon is the model). */
+export function parseEndpointSpec(option: string, text: string): EndpointSpec {
+  const colon = text.indexOf(':');
+  const kind = text.slice(0, Math.max(0, colon));
+  const model = text.slice(colon + 1);
+  if (colon > 0 && model !== '' && (kind === 'ollama' || kind === 'openai')) return { kind, model };
+  throw new AgentFlowError({
+    code: 'INVALID_ARGUMENT',
+    message: `${option} ${describeValue(text)} is not one of ollama:MODEL or openai:MODEL (e.g. openai:deepseek-chat).`,
+    details: { option, value: text },
+  });
+}
+
+/** The model of an HTTP spec, at the connection's URLs; an empty `apiKeyEnv` sends no key (vLLM). */
+export function endpointModelOf(spec: EndpointSpec, connection: EvalConnection): LanguageModel {
+  switch (spec.kind) {
+    case 'ollama':
+      return createOllamaModel({ model: spec.model, endpoints: [connection.ollamaUrl], concurrency: connection.concurrency });
+    case 'openai':
+      return createOpenAICompatibleModel({
+        model: spec.model,
+        endpoints: [connection.openaiBaseUrl],
+        responseFormat: connection.responseFormat,
+        concurrency: connection.concurrency,
+        ...(connection.apiKeyEnv ? { apiKeyEnv: connection.apiKeyEnv } : {}),
+      });
+    default:
+      return assertNever(spec, 'endpoint kind');
+  }
+}
+
+/**
+ * The planner of `--planner`: an HTTP model, or the local ONNX policy of a model folder
+ * (loaded lazily, released at the end). `flat` actions for HTTP servers, whose JSON-schema
+ * support stops short of a root union; `tied` for the local grammar.
+ */
+export async function createPlannerModel(planner: string, connection: EvalConnection): Promise<LocalPlannerModel & { actionSchemaStyle: 'flat' | 'tied' }> {
+  const spec = parsePlannerSpec(planner);
+  switch (spec.kind) {
+    case 'ollama':
+    case 'openai':
+      return { model: endpointModelOf(spec, connection), release: async () => {}, actionSchemaStyle: 'flat' };
+    case 'local':
+      return { ...(await createLocalPlannerModel(spec.dir)), actionSchemaStyle: 'tied' };
+    default:
+      return assertNever(spec, 'planner kind');
+  }
+}

@@ -1,0 +1,58 @@
+import { FINISH_ACTION, type Trajectory, terminationSchema } from '@agentflow/core';
+import type { AnswerCheck } from '@agentflow/eval';
+import { z } from 'zod';
+
+/**
+ * One line of `eval.jsonl`: one run of the agent on one item, appended when the run
+ * finishes (after its trajectory is in `trajectories.jsonl`). A resume skips every
+ * (itemId, sample) that has a line.
+ */
+export const evalRecordSchema = z
+  .object({
+    itemId: z.string().min(1).describe("The item's id in the data file."),
+    sample: z.number().int().nonnegative().describe('Which of the --samples runs of the item (0-based).'),
+    trajectoryId: z.string().min(1).describe('The id of its trajectory in trajectories.jsonl.'),
+    seed: z.number().int().nonnegative().describe('The sampling seed of the run.'),
+    answer: z.string().nullable().describe("The agent's final answer, or null when it gave none."),
+    extracted: z.string().nullable().describe('The answer the checker read from it (the last \\boxed{}, <answer> tag, or line).'),
+    correct: z.boolean().describe("Whether the answer matches a reference (@agentflow/eval's answer checker)."),
+    method: z.string().describe('What decided: numeric, string, game_of_24, choice, exact_match, none.'),
+    steps: z.number().int().nonnegative().describe('Planner decisions made.'),
+    toolCalls: z.number().int().nonnegative().describe('Steps that called a tool.'),
+    formatErrors: z.number().int().nonnegative().describe("Steps whose output did not parse as an action."),
+    termination: terminationSchema,
+    durationMs: z.number().nonnegative(),
+    finishedAt: z.string().describe('ISO-8601 time the record was written.'),
+  })
+  .strict();
+
+export type EvalRecord = z.infer<typeof evalRecordSchema>;
+
+/** The key a record and a pending run share. */
+export const runKey = (itemId: string, sample: number): string => `${itemId}#${sample}`;
+
+/** The record of a finished run: its answer as the checker read it, and what the run did. */
+export function recordOf(
+  run: { itemId: string; sample: number; seed: number },
+  trajectory: Trajectory,
+  check: Pick<AnswerCheck, 'correct' | 'extracted' | 'method'>,
+  finishedAt: Date,
+): EvalRecord {
+  const actions = trajectory.steps.map((step) => step.action);
+  return {
+    itemId: run.itemId,
+    sample: run.sample,
+    trajectoryId: trajectory.id,
+    seed: run.seed,
+    answer: trajectory.answer,
+    extracted: check.extracted,
+    correct: check.correct,
+    method: check.method,
+    steps: trajectory.steps.length,
+    toolCalls: actions.filter((action) => action !== null && action.action !== FINISH_ACTION).length,
+    formatErrors: actions.filter((action) => action === null).length,
+    termination: trajectory.termination,
+    durationMs: trajectory.durationMs,
+    finishedAt: finishedAt.toISOString(),
+  };
+}

@@ -1,0 +1,90 @@
+import type { Trajectory } from '@agentflow/core';
+import { accuracy, avgAtK, meanPassAtK, type TrajectoryStats, trajectoryStats } from '@agentflow/eval';
+import { type EvalRecord, runKey } from './eval-record';
+import type { EvalSettings } from './eval-settings';
+
+/** `eval.json`: what the eval measured so far, and what it ran on. */
+export interface EvalSummary {
+  /** The recorded settings: planner, data file and filters, seed, samples, limits. */
+  settings: EvalSettings;
+  /** True when every (item, sample) has a record. */
+  complete: boolean;
+  /** Items the data file and filters select. */
+  items: number;
+  /** Items with all their samples recorded: the ones pass@k and avg@k average over. */
+  itemsRecorded: number;
+  /** Runs recorded (items x samples when complete). */
+  total: number;
+  correct: number;
+  /** correct / total over every recorded run. */
+  accuracy: number;
+  /** 95% Wilson score interval of `accuracy` (Wilson 1927). */
+  ci95: [number, number];
+  /** With --samples K > 1: unbiased pass@K (Chen et al. 2021) and avg@K over items with K records. */
+  passAtK?: { k: number; value: number };
+  avgAtK?: { k: number; value: number };
+  meanSteps: number;
+  meanToolCalls: number;
+  /** Steps whose output did not parse as an action, over all steps. */
+  formatErrorRate: number;
+  toolErrorRate: number;
+  /** Share of runs per termination reason. */
+  terminations: TrajectoryStats['terminations'];
+  updatedAt: string;
+}
+
+/**
+ * The metrics of an eval from its records, in the data file's item order. A record for the
+ * same run twice (two processes on one directory) counts once; trajectories come from
+ * `trajectories.jsonl` for the recorded ids.
+ */
+export function summarizeEval(
+  settings: EvalSettings,
+  itemIds: readonly string[],
+  records: readonly EvalRecord[],
+  trajectories: readonly Trajectory[],
+  now: () => Date = () => new Date(),
+): EvalSummary {
+  const byRun = new Map<string, EvalRecord>();
+  for (const record of records) if (!byRun.has(runKey(record.itemId, record.sample))) byRun.set(runKey(record.itemId, record.sample), record);
+  const kept = [...byRun.values()];
+  const estimate = accuracy(kept.map((record) => record.correct));
+  const recordedIds = new Set(kept.map((record) => record.trajectoryId));
+  const stats = trajectoryStats(trajectories.filter((trajectory) => recordedIds.has(trajectory.id)));
+  const k = settings.samples;
+  // [item][sample]: whether that run was correct, for items with every sample recorded.
+  const grid = itemIds
+    .map((id) => Array.from({ length: k }, (_, sample) => byRun.get(runKey(id, sample))?.correct))
+    .filter((row): row is boolean[] => row.every((value) => value !== undefined));
+  const summary: EvalSummary = {
+    settings,
+    complete: grid.length === itemIds.length,
+    items: itemIds.length,
+    itemsRecorded: grid.length,
+    total: estimate.total,
+    correct: estimate.successes,
+    accuracy: estimate.estimate,
+    ci95: [estimate.lower, estimate.upper],
+    meanSteps: stats.meanSteps,
+    meanToolCalls: stats.meanToolCalls,
+    formatErrorRate: stats.formatErrorRate,
+    toolErrorRate: stats.toolErrorRate,
+    terminations: stats.terminations,
+    updatedAt: now().toISOString(),
+  };
+  if (k > 1 && grid.length > 0) {
+    summary.passAtK = { k, value: meanPassAtK(grid, k) };
+    summary.avgAtK = { k, value: avgAtK(grid, k) };
+  }
+  return summary;
+}
+
+/** The summary in one line for the terminal. */
+export function formatEvalSummary(summary: EvalSummary): string {
+  const [lower, upper] = summary.ci95.map((value) => value.toFixed(3));
+  const parts = [`accuracy ${summary.accuracy.toFixed(3)} (${summary.correct}/${summary.total}, 95% CI ${lower}-${upper})`];
+  if (summary.passAtK) parts.push(`pass@${summary.passAtK.k} ${summary.passAtK.value.toFixed(3)}`);
+  if (summary.avgAtK) parts.push(`avg@${summary.avgAtK.k} ${summary.avgAtK.value.toFixed(3)}`);
+  parts.push(`steps ${summary.meanSteps.toFixed(2)}`, `tool calls ${summary.meanToolCalls.toFixed(2)}`, `format errors ${(summary.formatErrorRate * 100).toFixed(1)}%`);
+  return `${summary.complete ? '' : `(partial: ${summary.itemsRecorded} of ${summary.items} items) `}${parts.join(', ')}`;
+}

@@ -1,0 +1,185 @@
+import { AgentFlowError, appendJsonl, createRandom, type RunEvent, type Tool, type Trajectory, writeFileAtomic } from '@agentflow/core';
+import { type BenchmarkItem, createAnswerChecker, loadDataset } from '@agentflow/eval';
+import { createPythonTool, type PythonTool } from '@agentflow/executor';
+import { createEvalAgent, type EvalAgent, type EvalRun } from './eval-agent';
+import { type EvalDirectory, openEvalDirectory, readEvalRecords, readEvalTrajectories } from './eval-directory';
+import { type EvalRecord, recordOf, runKey } from './eval-record';
+import type { EvalConnection, EvalSettings } from './eval-settings';
+import { type EvalSummary, summarizeEval } from './eval-summary';
+
+export interface BenchmarkEvalSettings {
+  /** The eval directory: new, or one to continue with the same settings. */
+  root: string;
+  settings: EvalSettings;
+  connection: EvalConnection;
+  /** Progress: stage `eval` with one `progress` event per recorded run. */
+  emit: (event: RunEvent) => void;
+  /** Told once the directory is open and the models are made, before the first run. */
+  onStart?: (directory: EvalDirectory, resumed: boolean) => void;
+  /** Stops the eval (Ctrl-C): runs in flight are dropped, the records so far stay. */
+  signal?: AbortSignal;
+  now?: () => Date;
+}
+
+export interface BenchmarkEvalResult {
+  directory: EvalDirectory;
+  summary: EvalSummary;
+}
+
+/** The progress stage of the eval, in the reporter's task list. */
+export const EVAL_STAGE = 'eval';
+
+function loadItems(settings: EvalSettings): BenchmarkItem[] {
+  const { data } = settings;
+  const items = loadDataset({
+    path: data.path,
+    format: data.format,
+    ...(data.years ? { years: data.years } : {}),
+    ...(data.limit === null ? {} : { limit: data.limit }),
+    ...(data.fields ? { fields: data.fields } : {}),
+  });
+  if (items.length === 0) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `--data ${data.path}${data.years ? ` --years ${data.years.join(',')}` : ''}: no item is left to evaluate; check the year range.`,
+      details: { path: data.path, years: data.years },
+    });
+  }
+  return items;
+}
+
+async function pythonTools(settings: EvalSettings): Promise<{ tools: Tool[]; python?: PythonTool }> {
+  if (!settings.python) return { tools: [] };
+  const python = createPythonTool();
+  const reason = await python.unavailableReason();
+  if (reason) {
+    throw new AgentFlowError({
+      code: 'RUNTIME_ERROR',
+      message: `The python tool is unavailable here: ${reason}. Install what it needs, or evaluate without it (--no-python, a different eval: another --out).`,
+      details: { reason },
+    });
+  }
+  return { tools: [python as Tool], python };
+}
+
+/** Why the eval stopped before every run was recorded. */
+function stoppedError(cause: { role: string; error: unknown } | 'interrupted', recorded: number, total: number, root: string): AgentFlowError {
+  const resume = `${recorded} of ${total} runs are recorded in ${root}; \`agentflow eval --resume ${root}\` continues.`;
+  if (cause === 'interrupted') return new AgentFlowError({ code: 'ABORTED', message: `Interrupted. ${resume}` });
+  const { role, error } = cause;
+  return new AgentFlowError({
+    code: AgentFlowError.isInstance(error) ? error.code : 'RUNTIME_ERROR',
+    message: `The ${role} failed: ${(error instanceof Error ? error.message : String(error)).replace(/\.$/, '')}. ${resume}`,
+    cause: error,
+    details: { role },
+  });
+}
+
+/** A run that has no record yet: the item, which sample, and the ids and seed it records. */
+type PendingRun = EvalRun & { item: BenchmarkItem; sample: number };
+
+function pendingRuns(items: readonly BenchmarkItem[], settings: EvalSettings, recorded: ReadonlySet<string>): PendingRun[] {
+  return items
+    .flatMap((item) =>
+      Array.from({ length: settings.samples }, (_, sample) => ({
+        item,
+        sample,
+        question: item.question,
+        itemId: item.id,
+        trajectoryId: `eval-${item.id}-${sample}`,
+        // Per run, not per position: the same run gets the same seed whatever else is recorded.
+        seed: createRandom(settings.seed).fork(runKey(item.id, sample)).nextUint32(),
+      })),
+    )
+    .filter((job) => !recorded.has(runKey(job.itemId, job.sample)));
+}
+
+/** Runs the pending runs, `concurrency` at a time, handing each finished one to `onFinished`; stops when `signal` aborts. */
+async function runPending(
+  pending: readonly PendingRun[],
+  agent: EvalAgent,
+  settings: { concurrency: number; signal: AbortSignal; onFinished: (job: PendingRun, trajectory: Trajectory) => Promise<void> },
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (!settings.signal.aborted && next < pending.length) {
+      const job = pending[next++]!;
+      const trajectory = await agent.run(job, settings.signal);
+      // Cut short (Ctrl-C, a failing model): not a result; a resume runs it again.
+      if (settings.signal.aborted) return;
+      await settings.onFinished(job, trajectory);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(settings.concurrency, pending.length) }, worker));
+}
+
+/**
+ * Runs the agent on every (item, sample) of the data file that `root` has no record of,
+ * appending each run's trajectory and then its record as it finishes, and writes `eval.json`
+ * (atomic) at the end. A resumed eval sends no request for a recorded run. A model that fails
+ * for good stops the eval with that error; its runs in flight are not recorded.
+ */
+export async function runBenchmarkEval(run: BenchmarkEvalSettings): Promise<BenchmarkEvalResult> {
+  const { settings, connection, emit } = run;
+  const now = run.now ?? (() => new Date());
+  const items = loadItems(settings);
+  const { directory, resumed } = openEvalDirectory(run.root, settings, connection, now);
+  const records: EvalRecord[] = readEvalRecords(directory);
+  const pending = pendingRuns(items, settings, new Set(records.map((record) => runKey(record.itemId, record.sample))));
+  const total = items.length * settings.samples;
+  let completed = total - pending.length;
+  let correct = records.filter((record) => record.correct).length;
+  const progress = () => emit({ type: 'progress', stage: EVAL_STAGE, completed, total, metrics: { accuracy: correct / completed } });
+  let failure: { role: string; error: unknown } | undefined;
+  const stop = new AbortController();
+  const signal = run.signal ? AbortSignal.any([run.signal, stop.signal]) : stop.signal;
+  // Only when there is work: a finished eval starts no sandbox and loads no model (a local planner takes a while).
+  const { tools, python } = pending.length > 0 ? await pythonTools(settings) : { tools: [], python: undefined };
+  try {
+    const agent =
+      pending.length === 0
+        ? undefined
+        : await createEvalAgent({
+            settings,
+            connection,
+            tools,
+            onModelFailure: (role, error) => {
+              failure ??= { role, error };
+              stop.abort();
+            },
+          });
+    run.onStart?.(directory, resumed);
+    emit({ type: 'stage-start', stage: EVAL_STAGE, total });
+    if (resumed) emit({ type: 'log', level: 'info', message: `Resuming ${directory.root}: ${completed} of ${total} runs recorded.` });
+    if (completed > 0) progress();
+    if (agent) {
+      const checker = createAnswerChecker();
+      try {
+        await runPending(pending, agent, {
+          concurrency: connection.concurrency,
+          signal,
+          onFinished: async (job, trajectory) => {
+            const record = recordOf(job, trajectory, await checker.check(trajectory.answer ?? '', job.item), now());
+            appendJsonl(directory.trajectories, [trajectory]);
+            appendJsonl(directory.records, [record]);
+            records.push(record);
+            completed++;
+            if (record.correct) correct++;
+            progress();
+          },
+        });
+      } finally {
+        await agent.release();
+      }
+    }
+    const ids = new Set(records.map((record) => record.trajectoryId));
+    const summary = summarizeEval(settings, items.map((item) => item.id), records, readEvalTrajectories(directory, ids), now);
+    writeFileAtomic(directory.summary, `${JSON.stringify(summary, null, 2)}\n`);
+    if (failure) throw stoppedError(failure, completed, total, directory.root);
+    if (run.signal?.aborted) throw stoppedError('interrupted', completed, total, directory.root);
+    emit({ type: 'stage-end', stage: EVAL_STAGE, metrics: { accuracy: summary.accuracy, correct: summary.correct, total: summary.total } });
+    return { directory, summary };
+  } finally {
+    await python?.dispose();
+  }
+}
