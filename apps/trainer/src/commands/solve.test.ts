@@ -7,7 +7,7 @@ import { createPythonTool } from '@agentflow/executor';
 import { createRandomModel, getModelPreset, saveModelFolder } from '@agentflow/models';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type LoopbackServer, ollamaReply, startLoopbackServer } from '../../../../packages/llm/src/testing/loopback-server';
-import { isRunning, startVaultHttpServer, writeVaultServer } from './solve/vault-mcp-server.test-helper';
+import { isRunning, startVaultHttpServer, writeVaultServer } from '../testing/vault-mcp-server.test-helper';
 
 const cli = join(__dirname, '..', '..', 'dist', 'cli.js');
 

@@ -10,7 +10,7 @@ import { createLocalPlannerModel, type LocalPlannerModel } from './solve/local-p
 import { parsePlannerSpec, parsePositiveInteger, type PlannerSpec } from './solve/planner-spec';
 import { formatOutcome, formatStep } from './solve/print-step';
 import { resolveSolveToolFlags, type SolveToolFlags } from './solve/solve-tool-flags';
-import { createSolveTools } from './solve/solve-tools';
+import { createAgentTools } from '../tools/agent-tools';
 
 interface SolveOptions extends SolveToolFlags {
   planner: string;
@@ -64,7 +64,7 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
   process.once('SIGTERM', onInterrupt);
   const cleanups: Array<() => Promise<unknown>> = [];
   try {
-    const { tools, close } = await createSolveTools({ ...toolSettings, signal: controller.signal, warn: context.stderr });
+    const { tools, close } = await createAgentTools({ ...toolSettings, signal: controller.signal, warn: context.stderr });
     cleanups.push(close);
     const { model, release } = await createModel(spec, options);
     cleanups.push(release);

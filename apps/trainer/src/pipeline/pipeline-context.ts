@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { assertNever, type LanguageModel, type MemoryStore, type RunEventListener, writeFileAtomic } from '@agentflow/core';
+import { AgentFlowError, assertNever, type LanguageModel, type MemoryStore, type RunEventListener, writeFileAtomic } from '@agentflow/core';
 import { type CrossTaskMemory, createCrossTaskMemory } from '@agentflow/flow';
 import { createQdrantMemoryStore, createSqliteMemoryStore } from '@agentflow/memory';
 import { checkSplitLeakage, type SplitLeakageRecord, type TaskSource, type TaskSourceTools } from '@agentflow/eval';
@@ -7,6 +7,8 @@ import { findCudaProviderLibrary } from '@agentflow/tensor';
 import type { RunConfig } from '../config/schema';
 import { chatModelOf } from '../sources/chat-endpoint';
 import { type ConfiguredTaskSource, configuredTaskSource } from '../sources/task-source-of';
+import { type AgentTools, createAgentTools } from '../tools/agent-tools';
+import { parseMcpServerSpec } from '../tools/mcp-server-flag';
 import type { RunDirectory } from './run-directory';
 
 /** What every stage shares. No stage knows which kind of task source it runs on. */
@@ -19,6 +21,7 @@ export interface PipelineContext {
   configured: ConfiguredTaskSource;
   /** What the train/test check found; also in `leakage.json` and `summary.json`. */
   leakage: SplitLeakageRecord;
+  /** The source's tools, then those of the config's `tools` block (web search, Wikipedia, MCP servers); `dispose` closes all. */
   tools: TaskSourceTools;
   /** The fixed verifier and generator's model, when `fixedModules` names one. */
   fixedModel: LanguageModel | undefined;
@@ -75,6 +78,36 @@ async function crossTaskMemoryOf(config: RunConfig, run: RunDirectory): Promise<
   return createCrossTaskMemory({ store, k, mode, budgetChars });
 }
 
+/**
+ * The `tools` block as tools: web search, Wikipedia and the MCP servers' tools (started here).
+ * A name the task source already offers is refused, naming it.
+ */
+async function configuredTools(config: RunConfig, sourceNames: readonly string[], emit: RunEventListener): Promise<AgentTools> {
+  const { webSearch, wikipedia, mcp } = config.tools;
+  if (webSearch && !process.env[webSearch.apiKeyEnv]) {
+    throw new AgentFlowError({
+      code: 'INVALID_CONFIG',
+      message: `tools.webSearch: the environment variable ${webSearch.apiKeyEnv} (apiKeyEnv) is not set; export the Tavily API key there, or set tools.webSearch: null.`,
+    });
+  }
+  const extra = await createAgentTools({
+    python: false,
+    ...(webSearch ? { webSearch: { apiKeyEnv: webSearch.apiKeyEnv, ...(webSearch.baseUrl ? { baseUrl: webSearch.baseUrl } : {}) } } : {}),
+    ...(wikipedia ? { wikipedia: wikipedia.baseUrl ? { baseUrl: wikipedia.baseUrl } : {} } : {}),
+    mcpServers: mcp.map(parseMcpServerSpec),
+    warn: (text) => emit({ type: 'log', level: 'warn', message: text.trim() }),
+  });
+  const taken = extra.tools.find((tool) => sourceNames.includes(tool.name));
+  if (taken) {
+    await extra.close();
+    throw new AgentFlowError({
+      code: 'INVALID_CONFIG',
+      message: `tools: ${taken.name} is already a tool of the task source (${sourceNames.join(', ')}); leave it out of the config's tools.`,
+    });
+  }
+  return extra;
+}
+
 /** Where the leakage check's record goes in a run directory. */
 export const leakagePath = (run: RunDirectory) => join(run.root, 'leakage.json');
 
@@ -94,13 +127,27 @@ export async function createPipelineContext(
       message: `leakage: dropped ${leakage.dropped.length} training item(s) that near-duplicate test items: ${leakage.dropped.slice(0, 10).join(', ')}${leakage.dropped.length > 10 ? ', ...' : ''}`,
     });
   }
+  const sourceTools = source.createTools({ pythonSlots: 8 });
+  let extraTools: AgentTools;
+  try {
+    extraTools = await configuredTools(config, sourceTools.tools.map((tool) => tool.name), emit);
+  } catch (error) {
+    await sourceTools.dispose();
+    throw error;
+  }
   return {
     config: { ...config, device: resolveDevice(config.device, emit) },
     run,
     source,
     configured,
     leakage,
-    tools: source.createTools({ pythonSlots: 8 }),
+    tools: {
+      tools: [...sourceTools.tools, ...extraTools.tools],
+      unavailableReason: sourceTools.unavailableReason,
+      dispose: async () => {
+        await Promise.allSettled([sourceTools.dispose(), extraTools.close()]);
+      },
+    },
     fixedModel: config.fixedModules ? chatModelOf(config.fixedModules) : undefined,
     crossTask: await crossTaskMemoryOf(config, run),
     policyDir: 'path' in config.policy.model ? resolve(config.policy.model.path) : join(run.root, 'models', 'policy'),

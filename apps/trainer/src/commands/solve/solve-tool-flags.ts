@@ -1,7 +1,7 @@
 import { AgentFlowError } from '@agentflow/core';
-import { parseHttpUrl } from './http-url';
-import { parseMcpCommandFlag, parseMcpUrlFlag } from './mcp-server-flag';
-import type { SolveToolsSettings } from './solve-tools';
+import { parseHttpUrl } from '../../tools/http-url';
+import { parseMcpCommandFlag, parseMcpUrlFlag } from '../../tools/mcp-server-flag';
+import type { AgentToolsSettings } from '../../tools/agent-tools';
 
 /** The tool flags of `agentflow solve`, as commander hands them over. */
 export interface SolveToolFlags {
@@ -30,7 +30,7 @@ function checkedUrl(option: string, text: string): string {
 export function resolveSolveToolFlags(
   flags: SolveToolFlags,
   environment: Record<string, string | undefined>,
-): Omit<SolveToolsSettings, 'signal' | 'warn'> {
+): Omit<AgentToolsSettings, 'signal' | 'warn'> {
   const lonely = (option: string, needs: string) =>
     new AgentFlowError({
       code: 'INVALID_ARGUMENT',

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 // --pid-file FILE, --waiting-file FILE (written when wait_forever is called), --linger
 // (ignores the end of its stdin, so only a signal stops it), --http (Streamable HTTP on
 // 127.0.0.1, its URL printed on stdout, instead of stdio).
-const sdk = createRequire(join(__dirname, '..', '..', '..', '..', '..', 'packages', 'executor', 'package.json'));
+const sdk = createRequire(join(__dirname, '..', '..', '..', '..', 'packages', 'executor', 'package.json'));
 const sdkPath = (module: string) => JSON.stringify(sdk.resolve(`@modelcontextprotocol/sdk/${module}`));
 
 const script = `// A user's MCP server with one tool of its own.

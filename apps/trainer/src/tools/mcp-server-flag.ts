@@ -67,3 +67,9 @@ export function parseMcpUrlFlag(text: string): McpServerFlag {
   parseHttpUrl('--mcp-url', spec);
   return { option: '--mcp-url', spec, ...(name === undefined ? {} : { name }), target: { type: 'http', url: spec } };
 }
+
+/** An MCP server as a config names it (`tools.mcp`): `[NAME=]http(s)://...` is a Streamable HTTP server, anything else a command line. */
+export function parseMcpServerSpec(text: string): McpServerFlag {
+  const spec = NAMED.exec(text)?.[2] ?? text;
+  return /^https?:\/\//i.test(spec.trim()) ? parseMcpUrlFlag(text) : parseMcpCommandFlag(text);
+}

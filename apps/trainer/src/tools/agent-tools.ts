@@ -4,7 +4,7 @@ import { assertDistinctToolNames, type ToolSource } from './distinct-tool-names'
 import { formatMcpServerFlag, type McpServerFlag } from './mcp-server-flag';
 import { connectMcpServers, MCP_TOOL_SEPARATOR } from './mcp-servers';
 
-export interface SolveToolsSettings {
+export interface AgentToolsSettings {
   /** The sandboxed python tool (skipped, with a note, where it cannot run). */
   python: boolean;
   /** A JSONL corpus (`{id, title, text}` per line) for the corpus_search tool. */
@@ -21,7 +21,7 @@ export interface SolveToolsSettings {
   warn: (text: string) => void;
 }
 
-export interface SolveTools {
+export interface AgentTools {
   /** In catalogue order: python, corpus_search, web_search, wikipedia, then each server's tools. */
   tools: Tool[];
   /** Disposes the tools and closes the MCP servers (stdio ones have exited when it resolves). */
@@ -29,11 +29,11 @@ export interface SolveTools {
 }
 
 /**
- * The tools `agentflow solve` gives the planner, the one place that assembles them: the
+ * The tools of flags and config beside a task source's (`agentflow solve`, `tools` of a run config), assembled in one place: the
  * executor's built-in tools the flags ask for, then the tools of each MCP server. Two
  * sources offering one name are refused (after closing the servers), never shadowed.
  */
-export async function createSolveTools(settings: SolveToolsSettings): Promise<SolveTools> {
+export async function createAgentTools(settings: AgentToolsSettings): Promise<AgentTools> {
   const sources: ToolSource[] = [];
   const builtInTools: Tool[] = [];
   const disposeBuiltIns = () => Promise.allSettled(builtInTools.map((tool) => tool.dispose?.()));
