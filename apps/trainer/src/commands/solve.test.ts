@@ -48,6 +48,36 @@ describe('agentflow solve against a loopback Ollama server', () => {
   });
   afterEach(async () => server.close());
 
+  it('--memory keeps a run that --reference confirms and shows it to the next solve of a similar question', async () => {
+    const memory = join(mkdtempSync(join(tmpdir(), 'agentflow-solve-memory-')), 'memory.sqlite');
+    const question = 'What is twice the population of Brisk?';
+    const args = ['solve', question, '--ollama-url', server.url, '--no-python', '--memory', memory];
+    server.push(step('finish', '10240', 'Twice 5120.'));
+    const first = await agentflow(...args, '--reference', '10240');
+    expect(first.status).toBe(0);
+    expect(first.stderr).toContain('reference "10240": correct; kept in memory');
+    server.push(step('finish', '10240'));
+    const second = await agentflow(...args);
+    expect(second.status).toBe(0);
+    const prompts = server.requests.map((request) => JSON.stringify((request.body as { messages: unknown }).messages));
+    expect(prompts[0]).not.toContain('Solved examples');
+    expect(prompts[1]).toContain('Solved examples of similar questions');
+    expect(prompts[1]).toContain('Answer: 10240');
+    // A wrong answer is reported and not kept.
+    server.push(step('finish', '7'));
+    const wrong = await agentflow('solve', 'What is the population of Veloria?', '--ollama-url', server.url, '--no-python', '--memory', memory, '--reference', '88000');
+    expect(wrong.stderr).toContain('reference "88000": wrong; not kept in memory');
+  });
+
+  it('--fixed-modules writes the answer with the fixed model when the planner gives none', async () => {
+    // The planner's reply and its one repair call are not JSON: a format error, then the step limit.
+    server.push(ollamaReply('not json at all', 'stop', 'qwen3:8b'), ollamaReply('still not json', 'stop', 'qwen3:8b'), ollamaReply('\\boxed{42}', 'stop', 'fixed-model'));
+    const { status, stdout } = await agentflow('solve', 'What is 6*7?', '--ollama-url', server.url, '--no-python', '--max-steps', '1', '--fixed-modules', 'ollama:fixed-model');
+    expect(status).toBe(0);
+    expect(server.requests.map((request) => (request.body as { model: string }).model)).toEqual(['qwen3:8b', 'qwen3:8b', 'fixed-model']);
+    expect(stdout).toContain('42');
+  });
+
   it.skipIf(pythonUnavailable !== undefined)('--json prints the trajectory with the answer, using corpus_search and python', async () => {
     const corpus = join(mkdtempSync(join(tmpdir(), 'agentflow-solve-corpus-')), 'corpus.jsonl');
     writeFileSync(

@@ -1,5 +1,8 @@
+import { resolve } from 'node:path';
 import { AgentFlowError, assertNever, type LanguageModel } from '@agentflow/core';
-import { createGenerator, runFlow } from '@agentflow/flow';
+import { answerFormatFor, checkAnswer } from '@agentflow/eval';
+import { createCrossTaskMemory, createGenerator, runFlow } from '@agentflow/flow';
+import { createSqliteMemoryStore } from '@agentflow/memory';
 import { createOllamaModel, createOpenAICompatibleModel } from '@agentflow/llm';
 import { createCompactPromptTemplate, createFullPromptTemplate, createPlanner } from '@agentflow/planner';
 import { createVerifier } from '@agentflow/verifier';
@@ -14,6 +17,10 @@ import { createAgentTools } from '../tools/agent-tools';
 
 interface SolveOptions extends SolveToolFlags {
   planner: string;
+  fixedModules?: string;
+  memory?: string;
+  memoryK: string;
+  reference?: string;
   ollamaUrl: string;
   openaiBaseUrl: string;
   apiKeyEnv: string;
@@ -24,18 +31,35 @@ interface SolveOptions extends SolveToolFlags {
   config?: string;
 }
 
-async function createModel(spec: PlannerSpec, options: SolveOptions): Promise<LocalPlannerModel> {
-  const remote = (model: LanguageModel) => ({ model, release: async () => {} });
-  switch (spec.kind) {
-    case 'ollama':
-      return remote(createOllamaModel({ model: spec.model, endpoints: [options.ollamaUrl] }));
-    case 'openai':
-      return remote(createOpenAICompatibleModel({
+/** `--fixed-modules`: the fixed verifier and generator, an HTTP model at the planner's URLs. */
+function fixedModelOf(text: string, options: SolveOptions): LanguageModel {
+  const spec = parsePlannerSpec(text);
+  if (spec.kind === 'local') {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `--fixed-modules ${JSON.stringify(text)}: the fixed verifier and generator are ollama:MODEL or openai:MODEL, not a local folder.`,
+    });
+  }
+  return createModelSync(spec, options);
+}
+
+function createModelSync(spec: Exclude<PlannerSpec, { kind: 'local' }>, options: SolveOptions): LanguageModel {
+  return spec.kind === 'ollama'
+    ? createOllamaModel({ model: spec.model, endpoints: [options.ollamaUrl] })
+    : createOpenAICompatibleModel({
         model: spec.model,
         endpoints: [options.openaiBaseUrl],
         // An explicitly empty --api-key-env means a server without authentication (vLLM).
         ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}),
-      }));
+      });
+}
+
+async function createModel(spec: PlannerSpec, options: SolveOptions): Promise<LocalPlannerModel> {
+  const remote = (model: LanguageModel) => ({ model, release: async () => {} });
+  switch (spec.kind) {
+    case 'ollama':
+    case 'openai':
+      return remote(createModelSync(spec, options));
     case 'local':
       return createLocalPlannerModel(spec.dir);
     default:
@@ -56,6 +80,8 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
     });
   }
   const toolSettings = resolveSolveToolFlags(options, process.env);
+  const fixedModel = options.fixedModules === undefined ? undefined : fixedModelOf(options.fixedModules, options);
+  const memoryK = parsePositiveInteger('--memory-k', options.memoryK);
   // Everything above only read flags; from here on, what starts is stopped in `finally`,
   // on an error and on Ctrl-C alike (a second Ctrl-C kills the process as usual).
   const controller = new AbortController();
@@ -68,6 +94,10 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
     cleanups.push(close);
     const { model, release } = await createModel(spec, options);
     cleanups.push(release);
+    // Cross-task memory on request: solved questions of earlier solves as examples; this one is kept when --reference says it is right.
+    const memory = options.memory === undefined ? undefined : createCrossTaskMemory({ store: createSqliteMemoryStore({ path: resolve(options.memory) }), k: memoryK });
+    if (memory) cleanups.push(() => memory.close());
+    const examples = (await memory?.examplesFor(question)) ?? '';
     const trajectory = await runFlow(
       question,
       {
@@ -81,8 +111,9 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
           actionSchemaStyle: spec.kind === 'local' ? 'tied' : 'flat',
         }),
         tools,
-        verifier: createVerifier({ rules: { maxSteps, timeLimitMs: timeLimitS * 1000 } }),
-        generator: createGenerator({ model }),
+        verifier: createVerifier({ rules: { maxSteps, timeLimitMs: timeLimitS * 1000 }, ...(fixedModel ? { llm: { model: fixedModel } } : {}) }),
+        generator: createGenerator({ model: fixedModel ?? model }),
+        ...(examples ? { examples } : {}),
         listener: (event) => {
           if (!options.json && event.type === 'step-end') context.stdout(formatStep(event.step));
         },
@@ -90,6 +121,12 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
       { signal: controller.signal },
     );
     context.stdout(options.json ? `${JSON.stringify(trajectory, null, 2)}\n` : formatOutcome(trajectory));
+    if (options.reference !== undefined) {
+      const references = [options.reference];
+      const correct = checkAnswer(trajectory.answer ?? '', references, answerFormatFor({ references })).correct;
+      const kept = (await memory?.remember(trajectory, correct ? 1 : 0)) ?? false;
+      context.stderr(`reference ${JSON.stringify(options.reference)}: ${correct ? 'correct' : 'wrong'}${memory ? (kept ? '; kept in memory' : '; not kept in memory') : ''}\n`);
+    }
     if (trajectory.termination === 'error' && trajectory.answer === null) {
       throw new AgentFlowError({
         code: 'RUNTIME_ERROR',
@@ -127,6 +164,10 @@ export const registerSolveCommand: RegisterCommand = (program, context) => {
     .option('--wikipedia-url <url>', 'MediaWiki action API endpoint, with --wikipedia (default https://en.wikipedia.org/w/api.php)')
     .option('--mcp <command line>', 'add the tools of a stdio MCP server, "[NAME=]COMMAND [ARG...]" split as a shell would, as NAME__TOOL (NAME: the server\'s own by default; repeatable)', collect)
     .option('--mcp-url <url>', 'add the tools of a Streamable HTTP MCP server, "[NAME=]URL", as NAME__TOOL (repeatable)', collect)
+    .option('--fixed-modules <spec>', 'fixed verifier (LLM verdict) and generator: ollama:MODEL or openai:MODEL at the same URLs (default: rules, and the planner writes the answer)')
+    .option('--memory <file>', 'cross-task memory: a SQLite file of solved questions, the most similar shown to the planner as examples (created when missing)')
+    .option('--memory-k <n>', 'solved examples shown from --memory', '3')
+    .option('--reference <answer>', 'the expected answer: the answer is checked against it, and with --memory a right one is kept')
     .option('--template <name>', 'prompt template: full (LLMs) or compact (tiny local policies); default by planner')
     .option('--json', 'print the trajectory as JSON (the final answer in `answer`)')
     .option('--config <file>', 'YAML or JSON config (its seed seeds the planner)')

@@ -61,6 +61,9 @@ describe('cross-task memory in the loop (embedded SQLite)', () => {
     const reopened = createCrossTaskMemory({ store: createSqliteMemoryStore({ path }), k: 2 });
     expect(await reopened.examplesFor(question)).toContain('Answer: 10240');
     expect(await reopened.examplesFor('')).toBe('');
+    // Another sample of the same task does not see its solution.
+    expect(await reopened.examplesFor(question, { excludeTaskId: 'brisk' })).toBe('');
+    expect(await reopened.examplesFor(question, { excludeTaskId: 'other' })).toContain('Answer: 10240');
     await reopened.close();
   });
 });

@@ -14,8 +14,12 @@ export interface CrossTaskMemorySettings extends ExampleRetrievalConfig {
 
 /** Solved tasks kept across tasks and shown to the planner as examples. */
 export interface CrossTaskMemory {
-  /** The k most similar solved tasks, rendered for the planner's prompt ('' when none). */
-  examplesFor(question: string): Promise<string>;
+  /**
+   * The k most similar solved tasks, rendered for the planner's prompt ('' when none).
+   * `excludeTaskId` leaves out records of that task (an evaluation's other samples of the same
+   * item must not see its solution).
+   */
+  examplesFor(question: string, settings?: { excludeTaskId?: string }): Promise<string>;
   /**
    * Keeps a trajectory when its outcome reward is at least 1 (a solved task); returns whether
    * it was kept. Its id is the trajectory's, so keeping one twice replaces it.
@@ -23,6 +27,9 @@ export interface CrossTaskMemory {
   remember(trajectory: Trajectory, outcome: number): Promise<boolean>;
   close(): Promise<void>;
 }
+
+/** Records fetched beyond k, to leave k after excluding one task's own records. */
+const EXCLUSION_MARGIN = 8;
 
 /** One line per decision: the action with its input, and what its tool returned (cut). */
 export function renderTrajectoryForMemory(trajectory: Trajectory, resultChars = 200): string {
@@ -46,10 +53,13 @@ export function renderTrajectoryForMemory(trajectory: Trajectory, resultChars = 
  */
 export function createCrossTaskMemory(settings: CrossTaskMemorySettings): CrossTaskMemory {
   const { store, embedder, budgetChars = 3000, resultChars = 200, ...retrieval } = settings;
-  const retrieve = createExampleRetriever({ store, ...retrieval, ...(embedder ? { embedder } : {}) });
+  const k = retrieval.k ?? 3;
+  // Fetched beyond k so that excluded records (the same task's) still leave k to show.
+  const retrieve = createExampleRetriever({ store, ...retrieval, k: k + EXCLUSION_MARGIN, ...(embedder ? { embedder } : {}) });
   return {
-    async examplesFor(question) {
-      return renderExamples(await retrieve(question), budgetChars);
+    async examplesFor(question, options = {}) {
+      const records = (await retrieve(question)).filter((record) => options.excludeTaskId === undefined || record.metadata?.taskId !== options.excludeTaskId);
+      return renderExamples(records.slice(0, k), budgetChars);
     },
     async remember(trajectory, outcome) {
       if (outcome < 1 || trajectory.answer === null) return false;
