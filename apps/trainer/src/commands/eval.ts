@@ -53,6 +53,8 @@ export const registerEvalCommand: RegisterCommand = (program, context) => {
     .option('--time-limit <seconds>', `wall-clock limit of one run (default ${EVAL_DEFAULTS.timeLimitS})`)
     .option('--template <name>', 'prompt template: full (LLMs) or compact (tiny local policies); default by planner')
     .option('--no-python', 'leave the sandboxed python tool out')
+    .option('--memory <file>', 'cross-task memory (SQLite, created when missing; may be shared): similar solved items shown to the planner, right runs kept')
+    .option('--memory-k <n>', `solved examples shown per question with --memory (default ${EVAL_DEFAULTS.memoryK})`)
     .option('--concurrency <n>', `runs in flight at once (default ${EVAL_DEFAULTS.concurrency})`)
     .option('--out <dir>', 'benchmark mode: the eval directory (eval-config.json, eval.jsonl, trajectories.jsonl, eval.json); an existing one is continued')
     .option('--quiet', 'print warnings and errors only')

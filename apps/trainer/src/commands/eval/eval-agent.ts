@@ -1,5 +1,5 @@
 import type { LanguageModel, Tool, Trajectory } from '@agentflow/core';
-import { createGenerator, runFlow } from '@agentflow/flow';
+import { type CrossTaskMemory, createGenerator, runFlow } from '@agentflow/flow';
 import { createCompactPromptTemplate, createFullPromptTemplate, createPlanner } from '@agentflow/planner';
 import { createVerifier } from '@agentflow/verifier';
 import { createPlannerModel, endpointModelOf, parseEndpointSpec } from './eval-models';
@@ -22,6 +22,8 @@ export interface EvalAgentSettings {
   settings: EvalSettings;
   connection: EvalConnection;
   tools: readonly Tool[];
+  /** `--memory`: each run's prompt gets the solved examples most like its question, from other items. */
+  memory?: CrossTaskMemory;
   /**
    * Told when a model call fails for good (after the transport's retries), not when a run's
    * own deadline cut it: the runs of a failing endpoint say nothing about the planner.
@@ -67,8 +69,10 @@ export async function createEvalAgent(agentSettings: EvalAgentSettings): Promise
   const verifier = createVerifier({ rules: limits, ...(fixed ? { llm: { model: fixed } } : {}) });
   const generator = createGenerator({ useFinishInput: true, ...(fixed ? { model: fixed } : {}) });
   return {
-    run: (job, signal) =>
-      runFlow(
+    run: async (job, signal) => {
+      // Not the item's own records: its other samples must not see its solution.
+      const examples = (await agentSettings.memory?.examplesFor(job.question, { excludeTaskId: job.itemId })) ?? '';
+      return runFlow(
         job.question,
         {
           planner: createPlanner({
@@ -83,10 +87,12 @@ export async function createEvalAgent(agentSettings: EvalAgentSettings): Promise
           tools,
           verifier,
           generator,
+          ...(examples ? { examples } : {}),
         },
-        // The python REPL is per run: samples of one item must not share variables.
+        // The python REPL is per run: samples of one item must not share variables. taskId keys the memory's exclusion.
         { ...limits, signal, taskId: job.itemId, trajectoryId: job.trajectoryId, toolTaskId: job.trajectoryId },
-      ),
+      );
+    },
     release: () => planner.release(),
   };
 }

@@ -20,6 +20,8 @@ export interface EvalCommandOptions {
   seed?: string;
   timeLimit?: string;
   template?: string;
+  memory?: string;
+  memoryK?: string;
   ollamaUrl?: string;
   openaiBaseUrl?: string;
   apiKeyEnv?: string;
@@ -44,6 +46,8 @@ export const BENCHMARK_OPTIONS = {
   seed: '--seed',
   timeLimit: '--time-limit',
   template: '--template',
+  memory: '--memory',
+  memoryK: '--memory-k',
   ollamaUrl: '--ollama-url',
   openaiBaseUrl: '--openai-base-url',
   apiKeyEnv: '--api-key-env',
@@ -73,6 +77,9 @@ export function optionOfSettingsKey(key: string): string | undefined {
     temperature: '--temperature',
     seed: '--seed',
     timeLimitS: '--time-limit',
+    memory: '--memory',
+    'memory.path': '--memory',
+    'memory.k': '--memory-k',
   };
   return byKey[key] ?? byKey[key.split('.').slice(0, 2).join('.')];
 }

@@ -17,6 +17,8 @@ export const EVAL_DEFAULTS = {
   ollamaUrl: 'http://127.0.0.1:11434',
   openaiBaseUrl: 'https://api.openai.com/v1',
   apiKeyEnv: 'OPENAI_API_KEY',
+  /** As `agentflow solve --memory-k`: the solved examples shown per question. */
+  memoryK: 3,
   /** Ollama serves OLLAMA_NUM_PARALLEL=4 requests at once by default. */
   concurrency: 4,
 } as const;
@@ -60,6 +62,16 @@ export const evalSettingsSchema = z
       ),
     seed: z.number().int().describe('Seed of the per-run sampling seeds: run (item, k) samples with a seed drawn from (seed, item id, k).'),
     timeLimitS: z.number().int().positive().describe(`Wall-clock limit of one run in seconds (default ${EVAL_DEFAULTS.timeLimitS}).`),
+    memory: z
+      .object({
+        path: z.string().min(1).describe('Absolute path of the SQLite cross-task memory (created when missing; may be shared across evals).'),
+        k: z.number().int().positive().describe(`Solved examples shown to the planner per question (default ${EVAL_DEFAULTS.memoryK}).`),
+      })
+      .strict()
+      .nullable()
+      // Evals recorded before --memory existed ran without it.
+      .default(null)
+      .describe('Cross-task memory (--memory): similar solved items shown to the planner, right runs kept; null: none.'),
   })
   .strict();
 

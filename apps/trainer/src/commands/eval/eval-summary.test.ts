@@ -17,6 +17,7 @@ const settings = (samples: number): EvalSettings => ({
   temperature: 0.8,
   seed: 0,
   timeLimitS: 300,
+  memory: null,
 });
 
 const record = (itemId: string, sample: number, correct: boolean): EvalRecord => ({

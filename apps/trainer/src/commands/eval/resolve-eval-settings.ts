@@ -41,6 +41,23 @@ function normalizePlanner(text: string): string {
 }
 
 /**
+ * `--memory FILE` (absolute) with `--memory-k`; absent, the recorded memory, if any, with
+ * `--memory-k` laid over it. `--memory-k` alone has no memory to size.
+ */
+function memoryOf(given: BenchmarkOptions, base?: EvalSettings): EvalSettings['memory'] {
+  const path = given.memory === undefined ? base?.memory?.path : resolve(given.memory);
+  if (path === undefined) {
+    if (given.memoryK === undefined) return null;
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `--memory-k ${given.memoryK} needs --memory FILE (the SQLite cross-task memory), e.g. --memory evals/memory.sqlite.`,
+    });
+  }
+  const k = given.memoryK === undefined ? (base?.memory?.k ?? EVAL_DEFAULTS.memoryK) : parsePositiveInteger('--memory-k', given.memoryK);
+  return { path, k };
+}
+
+/**
  * The eval's settings from the options this command line gives, each absent one taken from
  * `base` (the recorded settings, on `--resume DIR`) or else its default. The data file's hash
  * is always computed afresh, so a resume notices an edited file.
@@ -81,6 +98,7 @@ export function resolveEvalSettings(given: BenchmarkOptions, base?: EvalSettings
       temperature: given.temperature === undefined ? (base?.temperature ?? byDefault) : parseNumber('--temperature', given.temperature, 0),
       seed: given.seed === undefined ? (base?.seed ?? EVAL_DEFAULTS.seed) : parseInteger('--seed', given.seed),
       timeLimitS: given.timeLimit === undefined ? (base?.timeLimitS ?? EVAL_DEFAULTS.timeLimitS) : parsePositiveInteger('--time-limit', given.timeLimit),
+      memory: memoryOf(given, base),
     },
     'eval settings',
   );

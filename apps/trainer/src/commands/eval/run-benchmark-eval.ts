@@ -1,6 +1,8 @@
 import { AgentFlowError, appendJsonl, createRandom, type RunEvent, type Tool, type Trajectory, writeFileAtomic } from '@agentflow/core';
 import { type BenchmarkItem, createAnswerChecker, loadDataset } from '@agentflow/eval';
 import { createPythonTool, type PythonTool } from '@agentflow/executor';
+import { type CrossTaskMemory, createCrossTaskMemory } from '@agentflow/flow';
+import { createSqliteMemoryStore } from '@agentflow/memory';
 import { createEvalAgent, type EvalAgent, type EvalRun } from './eval-agent';
 import { type EvalDirectory, openEvalDirectory, readEvalRecords, readEvalTrajectories } from './eval-directory';
 import { type EvalRecord, recordOf, runKey } from './eval-record';
@@ -60,6 +62,12 @@ async function pythonTools(settings: EvalSettings): Promise<{ tools: Tool[]; pyt
     });
   }
   return { tools: [python as Tool], python };
+}
+
+/** `--memory`: the SQLite file (created when missing), BM25 over questions as `agentflow solve --memory` retrieves. */
+function openMemory(settings: EvalSettings): CrossTaskMemory | undefined {
+  if (settings.memory === null) return undefined;
+  return createCrossTaskMemory({ store: createSqliteMemoryStore({ path: settings.memory.path }), k: settings.memory.k, mode: 'bm25' });
 }
 
 /** Why the eval stopped before every run was recorded. */
@@ -135,7 +143,9 @@ export async function runBenchmarkEval(run: BenchmarkEvalSettings): Promise<Benc
   const signal = run.signal ? AbortSignal.any([run.signal, stop.signal]) : stop.signal;
   // Only when there is work: a finished eval starts no sandbox and loads no model (a local planner takes a while).
   const { tools, python } = pending.length > 0 ? await pythonTools(settings) : { tools: [], python: undefined };
+  let memory: CrossTaskMemory | undefined;
   try {
+    memory = pending.length > 0 ? openMemory(settings) : undefined;
     const agent =
       pending.length === 0
         ? undefined
@@ -143,6 +153,7 @@ export async function runBenchmarkEval(run: BenchmarkEvalSettings): Promise<Benc
             settings,
             connection,
             tools,
+            ...(memory ? { memory } : {}),
             onModelFailure: (role, error) => {
               failure ??= { role, error };
               stop.abort();
@@ -160,6 +171,8 @@ export async function runBenchmarkEval(run: BenchmarkEvalSettings): Promise<Benc
           signal,
           onFinished: async (job, trajectory) => {
             const record = recordOf(job, trajectory, await checker.check(trajectory.answer ?? '', job.item), now());
+            // Before the record: a run killed in between is run again, and keeping it again replaces it.
+            if (record.correct) await memory?.remember(trajectory, 1);
             appendJsonl(directory.trajectories, [trajectory]);
             appendJsonl(directory.records, [record]);
             records.push(record);
@@ -180,6 +193,10 @@ export async function runBenchmarkEval(run: BenchmarkEvalSettings): Promise<Benc
     emit({ type: 'stage-end', stage: EVAL_STAGE, metrics: { accuracy: summary.accuracy, correct: summary.correct, total: summary.total } });
     return { directory, summary };
   } finally {
-    await python?.dispose();
+    try {
+      await memory?.close();
+    } finally {
+      await python?.dispose();
+    }
   }
 }
