@@ -1,16 +1,15 @@
 import { resolve } from 'node:path';
-import { AgentFlowError, assertNever, type LanguageModel } from '@agentflow/core';
+import { AgentFlowError } from '@agentflow/core';
 import { answerFormatFor, checkAnswer } from '@agentflow/eval';
 import { createCrossTaskMemory, createGenerator, runFlow } from '@agentflow/flow';
 import { createSqliteMemoryStore } from '@agentflow/memory';
-import { createOllamaModel, createOpenAICompatibleModel } from '@agentflow/llm';
 import { createCompactPromptTemplate, createFullPromptTemplate, createPlanner } from '@agentflow/planner';
 import { createVerifier } from '@agentflow/verifier';
 import { loadConfig } from '../config/load-config';
 import { runConfigSchema } from '../config/schema';
 import type { CommandContext, RegisterCommand } from './command-context';
-import { createLocalPlannerModel, type LocalPlannerModel } from './solve/local-planner';
-import { parsePlannerSpec, parsePositiveInteger, type PlannerSpec } from './solve/planner-spec';
+import { createPlannerModel, endpointModelOf, parseEndpointSpec } from './solve/cli-models';
+import { parsePlannerSpec, parsePositiveInteger } from './solve/planner-spec';
 import { formatOutcome, formatStep } from './solve/print-step';
 import { resolveSolveToolFlags, type SolveToolFlags } from './solve/solve-tool-flags';
 import { createAgentTools } from '../tools/agent-tools';
@@ -31,42 +30,6 @@ interface SolveOptions extends SolveToolFlags {
   config?: string;
 }
 
-/** `--fixed-modules`: the fixed verifier and generator, an HTTP model at the planner's URLs. */
-function fixedModelOf(text: string, options: SolveOptions): LanguageModel {
-  const spec = parsePlannerSpec(text);
-  if (spec.kind === 'local') {
-    throw new AgentFlowError({
-      code: 'INVALID_ARGUMENT',
-      message: `--fixed-modules ${JSON.stringify(text)}: the fixed verifier and generator are ollama:MODEL or openai:MODEL, not a local folder.`,
-    });
-  }
-  return createModelSync(spec, options);
-}
-
-function createModelSync(spec: Exclude<PlannerSpec, { kind: 'local' }>, options: SolveOptions): LanguageModel {
-  return spec.kind === 'ollama'
-    ? createOllamaModel({ model: spec.model, endpoints: [options.ollamaUrl] })
-    : createOpenAICompatibleModel({
-        model: spec.model,
-        endpoints: [options.openaiBaseUrl],
-        // An explicitly empty --api-key-env means a server without authentication (vLLM).
-        ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}),
-      });
-}
-
-async function createModel(spec: PlannerSpec, options: SolveOptions): Promise<LocalPlannerModel> {
-  const remote = (model: LanguageModel) => ({ model, release: async () => {} });
-  switch (spec.kind) {
-    case 'ollama':
-    case 'openai':
-      return remote(createModelSync(spec, options));
-    case 'local':
-      return createLocalPlannerModel(spec.dir);
-    default:
-      return assertNever(spec, 'planner kind');
-  }
-}
-
 async function solve(question: string, options: SolveOptions, context: CommandContext): Promise<void> {
   const seed = options.config ? loadConfig(options.config, runConfigSchema).seed : 0;
   const spec = parsePlannerSpec(options.planner);
@@ -80,7 +43,8 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
     });
   }
   const toolSettings = resolveSolveToolFlags(options, process.env);
-  const fixedModel = options.fixedModules === undefined ? undefined : fixedModelOf(options.fixedModules, options);
+  // The fixed verifier and generator: an HTTP model at the planner's URLs.
+  const fixedModel = options.fixedModules === undefined ? undefined : endpointModelOf(parseEndpointSpec('--fixed-modules', options.fixedModules), options);
   const memoryK = parsePositiveInteger('--memory-k', options.memoryK);
   // Everything above only read flags; from here on, what starts is stopped in `finally`,
   // on an error and on Ctrl-C alike (a second Ctrl-C kills the process as usual).
@@ -92,7 +56,7 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
   try {
     const { tools, close } = await createAgentTools({ ...toolSettings, signal: controller.signal, warn: context.stderr });
     cleanups.push(close);
-    const { model, release } = await createModel(spec, options);
+    const { model, release, actionSchemaStyle } = await createPlannerModel(options.planner, options);
     cleanups.push(release);
     // Cross-task memory on request: solved questions of earlier solves as examples; this one is kept when --reference says it is right.
     const memory = options.memory === undefined ? undefined : createCrossTaskMemory({ store: createSqliteMemoryStore({ path: resolve(options.memory) }), k: memoryK });
@@ -108,7 +72,7 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
           seed,
           template: template === 'compact' ? createCompactPromptTemplate() : createFullPromptTemplate(),
           // The local policy's grammar handles a root union; HTTP servers get the flat schema.
-          actionSchemaStyle: spec.kind === 'local' ? 'tied' : 'flat',
+          actionSchemaStyle,
         }),
         tools,
         verifier: createVerifier({ rules: { maxSteps, timeLimitMs: timeLimitS * 1000 }, ...(fixedModel ? { llm: { model: fixedModel } } : {}) }),

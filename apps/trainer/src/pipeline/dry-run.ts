@@ -64,10 +64,14 @@ export async function dryRunChecks(
   const fetchImpl = settings.fetch ?? fetch;
   const env = settings.env ?? process.env;
   const checks: DryRunCheck[] = [checkModelFolder('planner model', config.policy.model), checkModelFolder('PRM backbone', config.prm.backbone)];
+  // The leakage check reads the data: only when every file is there.
+  let dataPresent = true;
   if (config.task.kind === 'datasets') {
     for (const [name, source] of [['training data', config.task.train], ['test data', config.task.test]] as const) {
+      const present = existsSync(source.path);
+      dataPresent &&= present;
       checks.push(
-        existsSync(source.path)
+        present
           ? { ok: true, what: name, detail: `${source.path} (${source.format})` }
           : { ok: false, what: name, detail: `dataset file ${source.path} does not exist` },
       );
@@ -75,7 +79,7 @@ export async function dryRunChecks(
   } else {
     checks.push({ ok: true, what: 'tasks', detail: `generated world: ${config.task.trainTasks} train / ${config.task.testTasks} held-out tasks, seed ${config.task.seed}` });
   }
-  if (checks.every((check) => check.ok || !check.what.endsWith(' data'))) checks.push(leakageCheck(config));
+  if (dataPresent) checks.push(leakageCheck(config));
   const endpoints: Array<[string, NonNullable<RunConfig['fixedModules']>]> = [];
   if (config.fixedModules) endpoints.push(['fixed modules', config.fixedModules]);
   if (config.label.kind === 'judge') endpoints.push(['step judge', config.label.endpoint]);

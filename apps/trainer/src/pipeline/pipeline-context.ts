@@ -80,9 +80,9 @@ async function crossTaskMemoryOf(config: RunConfig, run: RunDirectory): Promise<
 
 /**
  * The `tools` block as tools: web search, Wikipedia and the MCP servers' tools (started here).
- * A name the task source already offers is refused, naming it.
+ * A name the task source already offers is refused, naming both.
  */
-async function configuredTools(config: RunConfig, sourceNames: readonly string[], emit: RunEventListener): Promise<AgentTools> {
+async function configuredTools(config: RunConfig, sourceTools: TaskSourceTools, emit: RunEventListener): Promise<AgentTools> {
   const { webSearch, wikipedia, mcp } = config.tools;
   if (webSearch && !process.env[webSearch.apiKeyEnv]) {
     throw new AgentFlowError({
@@ -90,22 +90,14 @@ async function configuredTools(config: RunConfig, sourceNames: readonly string[]
       message: `tools.webSearch: the environment variable ${webSearch.apiKeyEnv} (apiKeyEnv) is not set; export the Tavily API key there, or set tools.webSearch: null.`,
     });
   }
-  const extra = await createAgentTools({
+  return createAgentTools({
     python: false,
     ...(webSearch ? { webSearch: { apiKeyEnv: webSearch.apiKeyEnv, ...(webSearch.baseUrl ? { baseUrl: webSearch.baseUrl } : {}) } } : {}),
     ...(wikipedia ? { wikipedia: wikipedia.baseUrl ? { baseUrl: wikipedia.baseUrl } : {} } : {}),
     mcpServers: mcp.map(parseMcpServerSpec),
     warn: (text) => emit({ type: 'log', level: 'warn', message: text.trim() }),
+    alongside: { label: `the task source's tools (${config.task.kind})`, remedy: "leave that tool out of the config's tools", tools: sourceTools.tools },
   });
-  const taken = extra.tools.find((tool) => sourceNames.includes(tool.name));
-  if (taken) {
-    await extra.close();
-    throw new AgentFlowError({
-      code: 'INVALID_CONFIG',
-      message: `tools: ${taken.name} is already a tool of the task source (${sourceNames.join(', ')}); leave it out of the config's tools.`,
-    });
-  }
-  return extra;
 }
 
 /** Where the leakage check's record goes in a run directory. */
@@ -130,7 +122,7 @@ export async function createPipelineContext(
   const sourceTools = source.createTools({ pythonSlots: 8 });
   let extraTools: AgentTools;
   try {
-    extraTools = await configuredTools(config, sourceTools.tools.map((tool) => tool.name), emit);
+    extraTools = await configuredTools(config, sourceTools, emit);
   } catch (error) {
     await sourceTools.dispose();
     throw error;

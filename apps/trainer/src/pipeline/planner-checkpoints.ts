@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChatMessage, LanguageModel } from '@agentflow/core';
 import { clippedSurrogateObjective } from '@agentflow/dapo';
@@ -70,9 +70,6 @@ export function readJsonIfExists<T>(path: string): T | undefined {
   return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as T) : undefined;
 }
 
-/** The tokenizer and generation files a merged folder copies from its base. */
-const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'vocab.json', 'merges.txt', 'special_tokens_map.json', 'generation_config.json'];
-
 /**
  * Writes the planner with a trained adapter merged in as a plain model folder (same
  * tokenizer), once: the PRM's backbone, and DAPO's base with `train.lora`. Written beside and
@@ -84,9 +81,7 @@ export async function writeMergedPlannerFolder(policyDir: string, adapterDir: st
   const adapter = await loadLoraAdapter(adapterDir, model.config);
   const partial = `${outDir}.partial`;
   rmSync(partial, { recursive: true, force: true });
-  await saveModelFolder(partial, { ...model, weights: mergeLoraAdapter(model.weights, adapter) }, { tokenizer: null });
-  const present = new Set(readdirSync(policyDir));
-  for (const file of TOKENIZER_FILES) if (present.has(file)) copyFileSync(join(policyDir, file), join(partial, file));
+  await saveModelFolder(partial, { ...model, weights: mergeLoraAdapter(model.weights, adapter) }, { tokenizer: { copyFrom: policyDir } });
   renameSync(partial, outDir);
 }
 

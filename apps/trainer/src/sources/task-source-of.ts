@@ -72,20 +72,9 @@ export function configuredTaskSource(config: RunConfig): ConfiguredTaskSource {
         createPresetPlanner: (dir, samples, seed) => createWorldPlannerFolder(dir, samples, task.planner, seed),
       };
     }
-    case 'datasets': {
-      const source = createDatasetTaskSource({ train: datasetOf(task.train), test: datasetOf(task.test) });
-      return {
-        source,
-        ...(source.demonstration
-          ? {
-              createTeacher: () => (item: TaskItem) => {
-                const actions = source.demonstration?.(item);
-                return actions ? { actions, exact: true } : undefined;
-              },
-            }
-          : {}),
-      };
-    }
+    case 'datasets':
+      // Benchmark files have no demonstrations: the warm start leaves the planner as it is.
+      return { source: createDatasetTaskSource({ train: datasetOf(task.train), test: datasetOf(task.test) }) };
     default:
       return assertNever(task, 'task kind');
   }

@@ -19,6 +19,8 @@ export interface AgentToolsSettings {
   signal?: AbortSignal;
   /** Where notes about unavailable tools go. */
   warn: (text: string) => void;
+  /** Tools already offered beside these (a task source's): a name among them is refused like any other collision. */
+  alongside?: ToolSource;
 }
 
 export interface AgentTools {
@@ -29,12 +31,13 @@ export interface AgentTools {
 }
 
 /**
- * The tools of flags and config beside a task source's (`agentflow solve`, `tools` of a run config), assembled in one place: the
- * executor's built-in tools the flags ask for, then the tools of each MCP server. Two
- * sources offering one name are refused (after closing the servers), never shadowed.
+ * The tools of flags and config beside a task source's (`agentflow solve`, `tools` of a run
+ * config), assembled in one place: the executor's built-in tools asked for, then the tools of
+ * each MCP server. Two sources offering one name (`alongside` included) are refused (after
+ * closing the servers), never shadowed.
  */
 export async function createAgentTools(settings: AgentToolsSettings): Promise<AgentTools> {
-  const sources: ToolSource[] = [];
+  const sources: ToolSource[] = settings.alongside ? [settings.alongside] : [];
   const builtInTools: Tool[] = [];
   const disposeBuiltIns = () => Promise.allSettled(builtInTools.map((tool) => tool.dispose?.()));
   const builtIn = (label: string, tool: Tool) => {

@@ -2,7 +2,7 @@ import type { LanguageModel, Tool, Trajectory } from '@agentflow/core';
 import { type CrossTaskMemory, createGenerator, runFlow } from '@agentflow/flow';
 import { createCompactPromptTemplate, createFullPromptTemplate, createPlanner } from '@agentflow/planner';
 import { createVerifier } from '@agentflow/verifier';
-import { createPlannerModel, endpointModelOf, parseEndpointSpec } from './eval-models';
+import { createPlannerModel, endpointModelOf, parseEndpointSpec } from '../solve/cli-models';
 import type { EvalConnection, EvalSettings } from './eval-settings';
 
 /** One run to make: the question, the ids to record and the sampling seed. */

@@ -59,27 +59,26 @@ export const BENCHMARK_OPTIONS = {
 /** The options of the benchmark mode that this command line gives (absent ones are undefined). */
 export type BenchmarkOptions = Pick<EvalCommandOptions, Exclude<keyof typeof BENCHMARK_OPTIONS, 'out'>>;
 
+/** Keys of the recorded settings that differ from their option's key (the others are the same). */
+const SETTINGS_KEYS: Partial<Record<keyof typeof BENCHMARK_OPTIONS, string>> = {
+  data: 'data.path',
+  format: 'data.format',
+  years: 'data.years',
+  limit: 'data.limit',
+  fields: 'data.fields',
+  timeLimit: 'timeLimitS',
+  memoryK: 'memory.k',
+};
+
+/** Settings key -> option, from BENCHMARK_OPTIONS; `memory` and `memory.path` are both --memory. */
+const OPTION_OF_SETTINGS_KEY: Record<string, string> = {
+  ...Object.fromEntries(
+    Object.entries(BENCHMARK_OPTIONS).map(([key, option]) => [SETTINGS_KEYS[key as keyof typeof BENCHMARK_OPTIONS] ?? key, option]),
+  ),
+  'memory.path': BENCHMARK_OPTIONS.memory,
+};
+
 /** The command-line option that sets a key of the recorded settings, for messages (`data.limit` -> `--limit`). */
 export function optionOfSettingsKey(key: string): string | undefined {
-  const byKey: Record<string, string> = {
-    planner: '--planner',
-    template: '--template',
-    'data.path': '--data',
-    'data.format': '--format',
-    'data.years': '--years',
-    'data.limit': '--limit',
-    'data.fields': '--fields',
-    fixedModules: '--fixed-modules',
-    python: '--no-python',
-    samples: '--samples',
-    maxSteps: '--max-steps',
-    maxTokens: '--max-tokens',
-    temperature: '--temperature',
-    seed: '--seed',
-    timeLimitS: '--time-limit',
-    memory: '--memory',
-    'memory.path': '--memory',
-    'memory.k': '--memory-k',
-  };
-  return byKey[key] ?? byKey[key.split('.').slice(0, 2).join('.')];
+  return OPTION_OF_SETTINGS_KEY[key] ?? OPTION_OF_SETTINGS_KEY[key.split('.').slice(0, 2).join('.')];
 }

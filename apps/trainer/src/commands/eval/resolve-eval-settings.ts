@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { AgentFlowError, formatZodIssues } from '@agentflow/core';
 import type { z } from 'zod';
 import { parsePlannerSpec, parsePositiveInteger } from '../solve/planner-spec';
-import { parseEndpointSpec } from './eval-models';
+import { parseEndpointSpec } from '../solve/cli-models';
 import type { BenchmarkOptions } from './eval-options';
 import { EVAL_DEFAULTS, type EvalConnection, type EvalSettings, evalConnectionSchema, evalSettingsSchema } from './eval-settings';
 import { parseChoice, parseFields, parseFormat, parseInteger, parseNumber, parseYears } from './parse-option-values';

@@ -1,8 +1,21 @@
+// The models that `agentflow solve` and `agentflow eval` name on the command line: the planner
+// (`--planner`) and the fixed verifier and generator (`--fixed-modules`).
 import { AgentFlowError, assertNever, describeValue, type LanguageModel } from '@agentflow/core';
 import { createOllamaModel, createOpenAICompatibleModel } from '@agentflow/llm';
-import { createLocalPlannerModel, type LocalPlannerModel } from '../solve/local-planner';
-import { parsePlannerSpec } from '../solve/planner-spec';
-import type { EvalConnection } from './eval-settings';
+import { createLocalPlannerModel, type LocalPlannerModel } from './local-planner';
+import { parsePlannerSpec } from './planner-spec';
+
+/** Where the HTTP models of `solve` and `eval` are, and how they are asked (their URL and key options). */
+export interface ModelConnection {
+  ollamaUrl: string;
+  openaiBaseUrl: string;
+  /** The variable holding the OpenAI-compatible key; '' sends none (vLLM). */
+  apiKeyEnv: string;
+  /** How the OpenAI-compatible server is asked for JSON; default the back end's (json_schema). */
+  responseFormat?: 'json_schema' | 'json_object' | 'none';
+  /** Requests in flight at once per model; default the back end's. */
+  concurrency?: number;
+}
 
 /** A chat model behind HTTP: `ollama:MODEL` or `openai:MODEL` (the fixed modules'). */
 export type EndpointSpec = { kind: 'ollama'; model: string } | { kind: 'openai'; model: string };
@@ -20,17 +33,19 @@ export function parseEndpointSpec(option: string, text: string): EndpointSpec {
   });
 }
 
+const concurrencyOf = (connection: ModelConnection) => (connection.concurrency === undefined ? {} : { concurrency: connection.concurrency });
+
 /** The model of an HTTP spec, at the connection's URLs; an empty `apiKeyEnv` sends no key (vLLM). */
-export function endpointModelOf(spec: EndpointSpec, connection: EvalConnection): LanguageModel {
+export function endpointModelOf(spec: EndpointSpec, connection: ModelConnection): LanguageModel {
   switch (spec.kind) {
     case 'ollama':
-      return createOllamaModel({ model: spec.model, endpoints: [connection.ollamaUrl], concurrency: connection.concurrency });
+      return createOllamaModel({ model: spec.model, endpoints: [connection.ollamaUrl], ...concurrencyOf(connection) });
     case 'openai':
       return createOpenAICompatibleModel({
         model: spec.model,
         endpoints: [connection.openaiBaseUrl],
-        responseFormat: connection.responseFormat,
-        concurrency: connection.concurrency,
+        ...(connection.responseFormat === undefined ? {} : { responseFormat: connection.responseFormat }),
+        ...concurrencyOf(connection),
         ...(connection.apiKeyEnv ? { apiKeyEnv: connection.apiKeyEnv } : {}),
       });
     default:
@@ -43,7 +58,7 @@ export function endpointModelOf(spec: EndpointSpec, connection: EvalConnection):
  * (loaded lazily, released at the end). `flat` actions for HTTP servers, whose JSON-schema
  * support stops short of a root union; `tied` for the local grammar.
  */
-export async function createPlannerModel(planner: string, connection: EvalConnection): Promise<LocalPlannerModel & { actionSchemaStyle: 'flat' | 'tied' }> {
+export async function createPlannerModel(planner: string, connection: ModelConnection): Promise<LocalPlannerModel & { actionSchemaStyle: 'flat' | 'tied' }> {
   const spec = parsePlannerSpec(planner);
   switch (spec.kind) {
     case 'ollama':
