@@ -6,7 +6,7 @@
  */
 
 /** Qwen3 config.json parsing, validation and the reverse mapping. */
-export { loadQwen3Config, parseQwen3Config, qwen3HfConfigSchema, toHfConfig, type Qwen3Config } from './config/qwen3-config';
+export { loadQwen3Config, parseQwen3Config, QWEN3_BOUNDS, qwen3HfConfigSchema, toHfConfig, type Qwen3Config } from './config/qwen3-config';
 /** Built-in model shapes (`tiny`, `qwen3-0.6b-shape`). */
 export { getModelPreset, MODEL_PRESETS, type ModelPresetName } from './config/presets';
 /** Byte-level tokenizer files with a ChatML template. */
@@ -46,12 +46,13 @@ export { createRandomModel, type Qwen3Model, type RandomModelSettings } from './
 /** Reading and writing HF model folders. */
 export {
   loadModel,
-  loadModelWeights,
   saveModelFolder,
   type SaveModelFolderSettings,
   type TokenizerSource,
   type WeightDtype,
 } from './weights/model-folder';
+/** Checked loading of a folder's weights: paths, file kinds, shapes and sizes before any read; finite values. */
+export { checkModelWeights, loadModelWeights, type LoadWeightsSettings, type WeightsPlan } from './weights/load-weights';
 /** The independent float64 reference forward pass used to check the graph. */
 export { referenceCompletionLogprobs, referenceForward, type ReferenceOutput } from './reference/reference-forward';
 /** Sampling helpers. */

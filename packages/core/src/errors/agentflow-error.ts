@@ -15,6 +15,8 @@ export type AgentFlowErrorCode =
   | 'DEVICE_UNAVAILABLE'
   | 'NETWORK_ERROR'
   | 'HTTP_ERROR'
+  /** A server sent more bytes than the caller's cap allows (the setting that raises it is named). */
+  | 'RESPONSE_TOO_LARGE'
   | 'TIMEOUT'
   | 'ABORTED'
   | 'TOOL_ERROR'
@@ -65,7 +67,9 @@ export function describeValue(value: unknown, maxLength = 80): string {
   try {
     text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   } catch {
-    text = String(value);
+    // JSON.stringify throws on cycles, BigInts and nesting deeper than the stack; String() of a
+    // deeply nested array recurses too, so containers are only named.
+    text = Array.isArray(value) ? `[an array of ${value.length}]` : typeof value === 'object' && value !== null ? '[an object]' : String(value);
   }
   return text.length > maxLength ? `${text.slice(0, maxLength - 3)}...` : text;
 }

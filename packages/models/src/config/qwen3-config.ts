@@ -1,7 +1,24 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { AgentFlowError, formatZodIssues } from '@agentflow/core';
 import { z } from 'zod';
+import { readFolderJson, requiredFolderFile } from '../weights/folder-files';
+
+/**
+ * Upper bounds of a config.json's sizes, checked before anything is allocated from them. Generous:
+ * Qwen3-235B-A22B has 94 layers, hidden 4096, 64 heads, 4 kv heads, head_dim 128, vocab 151936 and
+ * 40960 positions; the largest open models stay well inside each bound. A config past one (10^9
+ * layers) is corrupt or hostile, not a model.
+ */
+export const QWEN3_BOUNDS = {
+  vocabSize: 4_194_304,
+  hiddenSize: 65_536,
+  intermediateSize: 262_144,
+  layers: 1_024,
+  heads: 1_024,
+  headDim: 1_024,
+  maxPositionEmbeddings: 16_777_216,
+  /** Elements of one weight matrix: a Float32Array holds at most 2^32. */
+  matrixElements: 2 ** 32,
+} as const;
 
 /**
  * The fields of a Hugging Face Qwen3 `config.json` that change the maths. Defaults are those of
@@ -10,25 +27,27 @@ import { z } from 'zod';
  */
 export const qwen3HfConfigSchema = z
   .object({
-    vocab_size: z.number().int().positive().default(151936).describe('Rows of the embedding and the LM head.'),
-    hidden_size: z.number().int().positive().default(4096).describe('Width of the residual stream.'),
-    intermediate_size: z.number().int().positive().default(22016).describe('Width of the SiLU-gated MLP.'),
-    num_hidden_layers: z.number().int().positive().default(32).describe('Number of decoder layers.'),
-    num_attention_heads: z.number().int().positive().default(32).describe('Query heads per layer.'),
+    vocab_size: z.number().int().positive().max(QWEN3_BOUNDS.vocabSize).default(151936).describe('Rows of the embedding and the LM head.'),
+    hidden_size: z.number().int().positive().max(QWEN3_BOUNDS.hiddenSize).default(4096).describe('Width of the residual stream.'),
+    intermediate_size: z.number().int().positive().max(QWEN3_BOUNDS.intermediateSize).default(22016).describe('Width of the SiLU-gated MLP.'),
+    num_hidden_layers: z.number().int().positive().max(QWEN3_BOUNDS.layers).default(32).describe('Number of decoder layers.'),
+    num_attention_heads: z.number().int().positive().max(QWEN3_BOUNDS.heads).default(32).describe('Query heads per layer.'),
     num_key_value_heads: z
       .number()
       .int()
       .positive()
+      .max(QWEN3_BOUNDS.heads)
       .optional()
       .describe('Key/value heads (grouped-query attention); defaults to num_attention_heads.'),
     head_dim: z
       .number()
       .int()
       .positive()
+      .max(QWEN3_BOUNDS.headDim)
       .optional()
       .describe('Width of one head; Qwen3 sets it explicitly (128) even when hidden/heads differs.'),
     hidden_act: z.literal('silu').default('silu').describe('MLP activation; Qwen3 uses SiLU only.'),
-    max_position_embeddings: z.number().int().positive().default(32768).describe('Longest sequence the model supports.'),
+    max_position_embeddings: z.number().int().positive().max(QWEN3_BOUNDS.maxPositionEmbeddings).default(32768).describe('Longest sequence the model supports.'),
     rms_norm_eps: z.number().positive().default(1e-6).describe('Epsilon inside every RMSNorm.'),
     rope_theta: z.number().positive().optional().describe('RoPE base (transformers 4.x key).'),
     rope_parameters: z
@@ -108,6 +127,19 @@ export function parseQwen3Config(raw: unknown, source = 'config.json'): Qwen3Con
   if (hf.attention_bias) {
     throw invalid(`${source}: attention_bias=true is not supported (Qwen3 checkpoints have none).`, { source });
   }
+  const matrices = [
+    ['vocab_size x hidden_size (the embedding)', hf.vocab_size * hf.hidden_size],
+    ['intermediate_size x hidden_size (the MLP)', hf.intermediate_size * hf.hidden_size],
+    ['num_attention_heads x head_dim x hidden_size (q_proj)', hf.num_attention_heads * headDim * hf.hidden_size],
+  ] as const;
+  for (const [what, elements] of matrices) {
+    if (elements > QWEN3_BOUNDS.matrixElements) {
+      throw invalid(`${source}: ${what} is ${elements} elements; one weight matrix holds at most 2^32 (${QWEN3_BOUNDS.matrixElements}).`, {
+        source,
+        elements,
+      });
+    }
+  }
   if (hf.use_sliding_window) {
     throw invalid(`${source}: use_sliding_window=true is not supported.`, { source });
   }
@@ -142,27 +174,13 @@ export function parseQwen3Config(raw: unknown, source = 'config.json'): Qwen3Con
   };
 }
 
-/** Reads and validates `dir/config.json`. */
+/**
+ * Reads and validates `dir/config.json`: a regular file inside the folder, at most
+ * MAX_FOLDER_JSON_BYTES of UTF-8 JSON, with every size inside {@link QWEN3_BOUNDS}.
+ */
 export function loadQwen3Config(dir: string): Qwen3Config {
-  const path = join(dir, 'config.json');
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (cause) {
-    throw new AgentFlowError({
-      code: 'NOT_FOUND',
-      message: `No config.json in model folder ${dir}; expected a Hugging Face model folder.`,
-      cause,
-      details: { path },
-    });
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (cause) {
-    throw new AgentFlowError({ code: 'PARSE_ERROR', message: `${path} is not valid JSON.`, cause, details: { path } });
-  }
-  return parseQwen3Config(raw, path);
+  const path = requiredFolderFile(dir, 'config.json', 'expected a Hugging Face model folder');
+  return parseQwen3Config(readFolderJson(path), path);
 }
 
 /** The `config.json` that Hugging Face transformers loads as `Qwen3ForCausalLM`. */

@@ -73,6 +73,24 @@ export function emptyCache(config: Qwen3Config, batch: number): KeyValueCache {
   };
 }
 
+/**
+ * `rows`, unless a value is NaN or infinite: then an error naming the output, the completion
+ * and the token (JSON would print it as null and a caller would go on with it).
+ */
+function finiteRows(what: string, rows: number[][]): number[][] {
+  rows.forEach((row, completion) => {
+    const token = row.findIndex((value) => !Number.isFinite(value));
+    if (token >= 0) {
+      throw new AgentFlowError({
+        code: 'RUNTIME_ERROR',
+        message: `The ${what} of completion ${completion}, token ${token}, is ${row[token]}: the model's outputs are not finite (check its weights and adapter for NaN or huge values).`,
+        details: { output: what, completion, token },
+      });
+    }
+  });
+  return rows;
+}
+
 /** Builds the inference graph of `model` and opens its session. */
 export async function createCausalLm(settings: CausalLmSettings): Promise<CausalLm> {
   const { config, weights } = settings.model;
@@ -132,9 +150,9 @@ export async function createCausalLm(settings: CausalLmSettings): Promise<Causal
         },
         options.entropy ? [LOGPROBS, ENTROPY] : [LOGPROBS],
       );
-      const logprobs = unpackCompletionValues(packed, outputs[LOGPROBS]!.data as Float32Array);
+      const logprobs = finiteRows('log-prob', unpackCompletionValues(packed, outputs[LOGPROBS]!.data as Float32Array));
       if (!options.entropy) return { logprobs };
-      return { logprobs, entropy: unpackCompletionValues(packed, outputs[ENTROPY]!.data as Float32Array) };
+      return { logprobs, entropy: finiteRows('entropy', unpackCompletionValues(packed, outputs[ENTROPY]!.data as Float32Array)) };
     },
     async step(input) {
       const [batch, sequence] = input.inputIds.shape as [number, number];

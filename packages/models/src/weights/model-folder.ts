@@ -1,88 +1,26 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentFlowError, assertNever } from '@agentflow/core';
 import {
   float32ToBfloat16Array,
   float32ToFloat16Array,
   type HostTensor,
-  openSafetensors,
   writeSafetensors,
 } from '@agentflow/tensor';
-import { loadQwen3Config, type Qwen3Config, toHfConfig } from '../config/qwen3-config';
+import { loadQwen3Config, toHfConfig } from '../config/qwen3-config';
 import { type TokenizerFiles, writeTokenizerFiles } from '../tokenizer/byte-level-tokenizer';
 import { copyTokenizerFiles } from '../tokenizer/copy-tokenizer-files';
 import type { Qwen3Model } from './random-model';
-import { expectedWeightShapes, type ModelWeights } from './weight-names';
-
-/** Which safetensors files hold which tensors: one file, or a sharded index. */
-function weightFiles(dir: string): Map<string, string[]> {
-  const single = join(dir, 'model.safetensors');
-  const index = join(dir, 'model.safetensors.index.json');
-  if (existsSync(index)) {
-    let weightMap: Record<string, string>;
-    try {
-      weightMap = (JSON.parse(readFileSync(index, 'utf8')) as { weight_map: Record<string, string> }).weight_map;
-    } catch (cause) {
-      throw new AgentFlowError({ code: 'PARSE_ERROR', message: `${index} is not a valid safetensors index.`, cause });
-    }
-    const byFile = new Map<string, string[]>();
-    for (const [name, file] of Object.entries(weightMap ?? {})) {
-      byFile.set(file, [...(byFile.get(file) ?? []), name]);
-    }
-    return byFile;
-  }
-  if (existsSync(single)) return new Map([['model.safetensors', []]]);
-  throw new AgentFlowError({
-    code: 'NOT_FOUND',
-    message: `No model.safetensors or model.safetensors.index.json in ${dir}.`,
-    details: { dir },
-  });
-}
+import { type LoadWeightsSettings, loadModelWeights } from './load-weights';
 
 /**
- * Reads the weights of a Hugging Face Qwen3 folder (single or sharded safetensors; bf16, f16 or
- * f32, converted to float32), checking that every tensor the config implies is there with the
- * right shape. A `model.` prefix-less checkpoint is not accepted: names must be HF's.
+ * Loads config.json and the weights of a Hugging Face Qwen3 folder. The config's sizes are
+ * bounded (QWEN3_BOUNDS), and the weights checked against it from the safetensors headers
+ * before any tensor is read (see loadModelWeights).
  */
-export async function loadModelWeights(dir: string, config: Qwen3Config): Promise<ModelWeights> {
-  const expected = expectedWeightShapes(config);
-  const weights: ModelWeights = new Map();
-  for (const [file, names] of weightFiles(dir)) {
-    const handle = await openSafetensors(join(dir, file));
-    try {
-      const wanted = (names.length > 0 ? names : [...handle.entries.keys()]).filter((name) => expected.has(name));
-      for (const name of wanted) {
-        const tensor = await handle.read(name, { as: 'float32' });
-        weights.set(name, { shape: tensor.shape, data: tensor.data as Float32Array });
-      }
-    } finally {
-      await handle.close();
-    }
-  }
-  for (const [name, shape] of expected) {
-    const found = weights.get(name);
-    if (!found) {
-      throw new AgentFlowError({
-        code: 'NOT_FOUND',
-        message: `Weight ${name} is missing from the safetensors files in ${dir}.`,
-        details: { dir, name },
-      });
-    }
-    if (found.shape.join(',') !== shape.join(',')) {
-      throw new AgentFlowError({
-        code: 'SHAPE_MISMATCH',
-        message: `Weight ${name} in ${dir} has shape [${found.shape}], config.json implies [${shape}].`,
-        details: { dir, name, shape: found.shape, expected: shape },
-      });
-    }
-  }
-  return weights;
-}
-
-/** Loads config.json and the weights of a Hugging Face Qwen3 folder. */
-export async function loadModel(dir: string): Promise<Qwen3Model> {
+export async function loadModel(dir: string, settings: LoadWeightsSettings = {}): Promise<Qwen3Model> {
   const config = loadQwen3Config(dir);
-  return { config, weights: await loadModelWeights(dir, config) };
+  return { config, weights: await loadModelWeights(dir, config, settings) };
 }
 
 /** Element types {@link saveModelFolder} can store weights in (config.json's `torch_dtype`). */

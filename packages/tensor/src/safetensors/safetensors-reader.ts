@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import { type HostTensor, allocateTypedArray, dtypeByteSize, shapeSize, toFloat32 } from '../dtype/dtype';
@@ -35,6 +36,62 @@ function corrupt(path: string, what: string, cause?: unknown): AgentFlowError {
   });
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function fileKind(stats: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isSocket()) return 'a socket';
+  return 'a device or other special file';
+}
+
+function parseMetadata(value: unknown, path: string): Record<string, string> {
+  if (value === null) return {};
+  if (!isRecord(value) || !Object.values(value).every((entry) => typeof entry === 'string')) {
+    throw corrupt(path, `__metadata__ is ${describeValue(value)}, expected an object of strings`);
+  }
+  return value as Record<string, string>;
+}
+
+/**
+ * One header entry, checked against the data region before anything is read: offsets are
+ * integers inside it and span exactly dtype x shape bytes.
+ */
+function parseEntry(name: string, value: unknown, path: string, dataBytes: number): SafetensorsEntry {
+  if (!isRecord(value)) throw corrupt(path, `tensor ${describeValue(name)} is ${describeValue(value)}, expected {dtype, shape, data_offsets}`);
+  const dtype = parseSafetensorsDtype(value.dtype, name, path);
+  const { shape, data_offsets: offsets } = value;
+  if (!Array.isArray(shape) || !shape.every((dim) => Number.isSafeInteger(dim) && dim >= 0)) {
+    throw corrupt(path, `tensor ${describeValue(name)} has shape ${describeValue(shape)}`);
+  }
+  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((offset) => Number.isSafeInteger(offset) && offset >= 0)) {
+    throw corrupt(path, `tensor ${describeValue(name)} has data_offsets ${describeValue(offsets)}, expected [begin, end] byte offsets`);
+  }
+  const [begin, end] = offsets as [number, number];
+  const expected = shapeSize(shape as number[]) * dtypeByteSize(dtype);
+  if (end - begin !== expected || end > dataBytes) {
+    throw corrupt(
+      path,
+      `tensor ${describeValue(name)} spans bytes [${begin}, ${end}) but its ${dtype} shape [${shape}] needs ${expected} bytes inside a data region of ${dataBytes}`,
+    );
+  }
+  return { name, dtype, shape: shape as number[], dataOffsets: [begin, end] };
+}
+
+/** Two tensors sharing bytes is a corrupt (or hostile) header: each tensor owns its range. */
+function checkNoOverlap(entries: ReadonlyMap<string, SafetensorsEntry>, path: string): void {
+  const sorted = [...entries.values()].filter((entry) => entry.dataOffsets[1] > entry.dataOffsets[0]).sort((a, b) => a.dataOffsets[0] - b.dataOffsets[0]);
+  for (let index = 1; index < sorted.length; index++) {
+    const previous = sorted[index - 1]!;
+    const entry = sorted[index]!;
+    if (entry.dataOffsets[0] < previous.dataOffsets[1]) {
+      throw corrupt(path, `tensors ${describeValue(previous.name)} [${previous.dataOffsets}) and ${describeValue(entry.name)} [${entry.dataOffsets}) overlap`);
+    }
+  }
+}
+
 /**
  * Opens a safetensors file and parses its header, without reading tensor data: files of
  * many GB cost only the header until {@link SafetensorsFile.read} is called.
@@ -42,12 +99,21 @@ function corrupt(path: string, what: string, cause?: unknown): AgentFlowError {
 export async function openSafetensors(path: string): Promise<SafetensorsFile> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
-    handle = await open(path, 'r');
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; the fstat below refuses it.
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (cause) {
     throw new AgentFlowError({ code: 'NOT_FOUND', message: `Cannot open safetensors file ${path}.`, cause, details: { path } });
   }
   try {
-    const { size: fileSize } = await handle.stat();
+    const stats = await handle.stat();
+    if (!stats.isFile()) {
+      throw new AgentFlowError({
+        code: 'INVALID_ARGUMENT',
+        message: `safetensors file ${path} is ${fileKind(stats)}, not a regular file.`,
+        details: { path },
+      });
+    }
+    const fileSize = stats.size;
     const prefix = Buffer.alloc(8);
     await handle.read(prefix, 0, 8, 0);
     const headerLength = Number(prefix.readBigUInt64LE(0));
@@ -56,37 +122,24 @@ export async function openSafetensors(path: string): Promise<SafetensorsFile> {
     }
     const headerBytes = Buffer.alloc(headerLength);
     await handle.read(headerBytes, 0, headerLength, 8);
-    let header: Record<string, unknown>;
+    let header: unknown;
     try {
-      header = JSON.parse(headerBytes.toString('utf8')) as Record<string, unknown>;
+      header = JSON.parse(headerBytes.toString('utf8'));
     } catch (cause) {
       throw corrupt(path, 'the header is not JSON', cause);
     }
+    if (!isRecord(header)) throw corrupt(path, `the header is ${describeValue(header)}, expected a JSON object of tensor entries`);
     const dataStart = 8 + headerLength;
     const entries = new Map<string, SafetensorsEntry>();
     let metadata: Record<string, string> = {};
     for (const [name, value] of Object.entries(header)) {
       if (name === '__metadata__') {
-        metadata = (value ?? {}) as Record<string, string>;
+        metadata = parseMetadata(value, path);
         continue;
       }
-      const raw = value as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
-      const dtype = parseSafetensorsDtype(raw.dtype, name, path);
-      const shape = raw.shape;
-      const offsets = raw.data_offsets;
-      if (!Array.isArray(shape) || !shape.every((dim) => Number.isInteger(dim) && dim >= 0)) {
-        throw corrupt(path, `tensor ${describeValue(name)} has shape ${describeValue(shape)}`);
-      }
-      if (!Array.isArray(offsets) || offsets.length !== 2) {
-        throw corrupt(path, `tensor ${describeValue(name)} has data_offsets ${describeValue(offsets)}`);
-      }
-      const [begin, end] = offsets as [number, number];
-      const expected = shapeSize(shape as number[]) * dtypeByteSize(dtype);
-      if (end - begin !== expected || begin < 0 || dataStart + end > fileSize) {
-        throw corrupt(path, `tensor ${describeValue(name)} spans bytes [${begin}, ${end}) but needs ${expected} bytes inside the file`);
-      }
-      entries.set(name, { name, dtype, shape: shape as number[], dataOffsets: [begin, end] });
+      entries.set(name, parseEntry(name, value, path, fileSize - dataStart));
     }
+    checkNoOverlap(entries, path);
     const read = async (name: string, settings: SafetensorsReadSettings = {}): Promise<HostTensor> => {
       const entry = entries.get(name);
       if (entry === undefined) {

@@ -1,0 +1,202 @@
+import { totalmem } from 'node:os';
+import { AgentFlowError, describeValue } from '@agentflow/core';
+import { openSafetensors, type SafetensorsFile } from '@agentflow/tensor';
+import type { Qwen3Config } from '../config/qwen3-config';
+import { folderFile, readFolderJson } from './folder-files';
+import { expectedWeightShapes, type ModelWeights } from './weight-names';
+
+/** Settings of {@link loadModelWeights} and {@link checkModelWeights}. */
+export interface LoadWeightsSettings {
+  /**
+   * Bytes the float32 weights may take in memory at most; default the machine's total memory
+   * (`os.totalmem()`). A folder whose config implies more is refused before any tensor is read.
+   */
+  memoryLimitBytes?: number;
+}
+
+/** What {@link checkModelWeights} found: every expected tensor is there, with its shape. */
+export interface WeightsPlan {
+  /** Parameters the config implies (and the files hold). */
+  parameters: number;
+  /** Bytes of those parameters as float32, the in-memory layout. */
+  float32Bytes: number;
+  /** The safetensors files that hold them, relative to the folder. */
+  files: string[];
+}
+
+const FLOAT_DTYPES = new Set(['float32', 'float16', 'bfloat16', 'float64']);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Which safetensors files hold which tensors: one file, or a sharded index (its file names checked). */
+function weightFiles(dir: string): Map<string, string[]> {
+  const index = folderFile(dir, 'model.safetensors.index.json');
+  if (index !== undefined) {
+    const parsed = readFolderJson(index);
+    const weightMap = isRecord(parsed) ? parsed.weight_map : undefined;
+    if (!isRecord(weightMap)) {
+      throw new AgentFlowError({
+        code: 'PARSE_ERROR',
+        message: `${index}: weight_map is ${describeValue(weightMap)}; expected an object of tensor name -> shard file name.`,
+        details: { path: index },
+      });
+    }
+    const byFile = new Map<string, string[]>();
+    for (const [name, file] of Object.entries(weightMap)) {
+      if (typeof file !== 'string') {
+        throw new AgentFlowError({
+          code: 'PARSE_ERROR',
+          message: `${index}: weight_map.${name} is ${describeValue(file)}; expected a shard file name.`,
+          details: { path: index, name },
+        });
+      }
+      byFile.set(file, [...(byFile.get(file) ?? []), name]);
+    }
+    return byFile;
+  }
+  if (folderFile(dir, 'model.safetensors') !== undefined) return new Map([['model.safetensors', []]]);
+  throw new AgentFlowError({
+    code: 'NOT_FOUND',
+    message: `No model.safetensors or model.safetensors.index.json in ${dir}.`,
+    details: { dir },
+  });
+}
+
+/** Opens every safetensors file of the folder (headers only); each is a checked file inside it. */
+async function openWeightFiles(dir: string): Promise<Array<{ file: string; names: string[]; handle: SafetensorsFile }>> {
+  const opened: Array<{ file: string; names: string[]; handle: SafetensorsFile }> = [];
+  try {
+    for (const [file, names] of weightFiles(dir)) {
+      const path = folderFile(dir, file);
+      if (path === undefined) {
+        throw new AgentFlowError({
+          code: 'NOT_FOUND',
+          message: `${dir}/model.safetensors.index.json names the shard ${describeValue(file)}, which is not in the folder.`,
+          details: { dir, file },
+        });
+      }
+      opened.push({ file, names, handle: await openSafetensors(path) });
+    }
+    return opened;
+  } catch (error) {
+    await Promise.allSettled(opened.map(({ handle }) => handle.close()));
+    throw error;
+  }
+}
+
+/**
+ * Where each expected tensor is, checked against the config from the headers alone: present,
+ * of a float dtype, with the shape config.json implies, and in all no more float32 bytes than
+ * the memory limit. Nothing is read or allocated beyond the headers.
+ */
+function planWeights(
+  dir: string,
+  config: Qwen3Config,
+  files: ReadonlyArray<{ file: string; names: string[]; handle: SafetensorsFile }>,
+  settings: LoadWeightsSettings,
+): { plan: WeightsPlan; sources: Map<string, SafetensorsFile> } {
+  const expected = expectedWeightShapes(config);
+  const sources = new Map<string, SafetensorsFile>();
+  for (const { file, names, handle } of files) {
+    for (const name of names.length > 0 ? names : handle.entries.keys()) {
+      if (!expected.has(name)) continue;
+      if (!handle.entries.has(name)) {
+        throw new AgentFlowError({
+          code: 'NOT_FOUND',
+          message: `${dir}/model.safetensors.index.json puts ${name} in ${file}, whose header has no such tensor.`,
+          details: { dir, name, file },
+        });
+      }
+      sources.set(name, handle);
+    }
+  }
+  let parameters = 0;
+  for (const [name, shape] of expected) {
+    const entry = sources.get(name)?.entries.get(name);
+    if (!entry) {
+      throw new AgentFlowError({
+        code: 'NOT_FOUND',
+        message: `Weight ${name} is missing from the safetensors files in ${dir}.`,
+        details: { dir, name },
+      });
+    }
+    if (entry.shape.join(',') !== shape.join(',')) {
+      throw new AgentFlowError({
+        code: 'SHAPE_MISMATCH',
+        message: `Weight ${name} in ${dir} has shape [${entry.shape}], config.json implies [${shape}].`,
+        details: { dir, name, shape: entry.shape, expected: shape },
+      });
+    }
+    if (!FLOAT_DTYPES.has(entry.dtype)) {
+      throw new AgentFlowError({
+        code: 'INVALID_ARGUMENT',
+        message: `Weight ${name} in ${dir} is ${entry.dtype}; expected float32, float16 or bfloat16 (quantised checkpoints are not supported).`,
+        details: { dir, name, dtype: entry.dtype },
+      });
+    }
+    parameters += shape.reduce((product, dimension) => product * dimension, 1);
+  }
+  const float32Bytes = parameters * 4;
+  const limit = settings.memoryLimitBytes ?? totalmem();
+  if (float32Bytes > limit) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `The weights of ${dir} are ${parameters} parameters, ${(float32Bytes / 2 ** 30).toFixed(1)} GiB as float32; the limit is ${(limit / 2 ** 30).toFixed(1)} GiB (${settings.memoryLimitBytes === undefined ? "this machine's memory" : 'memoryLimitBytes'}).`,
+      details: { dir, parameters, float32Bytes, limit },
+    });
+  }
+  return { plan: { parameters, float32Bytes, files: files.map(({ file }) => file) }, sources };
+}
+
+/** The first value of `data` that is NaN or infinite, named by tensor and index. */
+function checkFinite(dir: string, name: string, data: Float32Array): void {
+  for (let index = 0; index < data.length; index++) {
+    const value = data[index]!;
+    if (value - value !== 0) {
+      throw new AgentFlowError({
+        code: 'INVALID_ARGUMENT',
+        message: `Weight ${name} in ${dir} has the value ${value} at index ${index}; every weight must be finite (the checkpoint is corrupt or diverged).`,
+        details: { dir, name, index, value: String(value) },
+      });
+    }
+  }
+}
+
+async function withWeightFiles<T>(dir: string, use: (files: Awaited<ReturnType<typeof openWeightFiles>>) => Promise<T>): Promise<T> {
+  const files = await openWeightFiles(dir);
+  try {
+    return await use(files);
+  } finally {
+    await Promise.allSettled(files.map(({ handle }) => handle.close()));
+  }
+}
+
+/**
+ * Checks the weights of a Hugging Face Qwen3 folder against its config from the safetensors
+ * headers alone (the files are regular files inside the folder, every tensor the config implies
+ * is there with its shape, the total fits the memory limit), reading no tensor data.
+ */
+export function checkModelWeights(dir: string, config: Qwen3Config, settings: LoadWeightsSettings = {}): Promise<WeightsPlan> {
+  return withWeightFiles(dir, async (files) => planWeights(dir, config, files, settings).plan);
+}
+
+/**
+ * Reads the weights of a Hugging Face Qwen3 folder (single or sharded safetensors; bf16, f16 or
+ * f32, converted to float32). Everything {@link checkModelWeights} checks is checked first, from
+ * the headers; then each tensor is read, and a NaN or infinite value is refused, naming the
+ * tensor. A `model.` prefix-less checkpoint is not accepted: names must be HF's.
+ */
+export function loadModelWeights(dir: string, config: Qwen3Config, settings: LoadWeightsSettings = {}): Promise<ModelWeights> {
+  return withWeightFiles(dir, async (files) => {
+    const { sources } = planWeights(dir, config, files, settings);
+    const weights: ModelWeights = new Map();
+    for (const [name, handle] of sources) {
+      const tensor = await handle.read(name, { as: 'float32' });
+      checkFinite(dir, name, tensor.data as Float32Array);
+      weights.set(name, { shape: tensor.shape, data: tensor.data as Float32Array });
+    }
+    return weights;
+  });
+}
