@@ -47,6 +47,8 @@ export type {
   PolicyTrainingStats,
   TrainablePolicy,
 } from './interfaces/trainable-policy';
+/** A response body read as text, streaming, stopped at a byte cap (RESPONSE_TOO_LARGE). */
+export { formatByteCount, readLimitedBody, type ReadLimitedBodySettings } from './http/read-limited-body';
 export { createRandom, type Random, type RandomState } from './random/seeded-random';
 export { appendJsonl, readJsonl, writeFileAtomic, type ReadJsonlSettings } from './jsonl/jsonl';
 export { formatZodIssues } from './errors/format-zod-issues';

@@ -33,3 +33,14 @@ export {
 export { createJsonTransport, type JsonPostOptions, type JsonReply, type JsonTransport } from './transport/json-transport';
 /** Full-jitter backoff and Retry-After parsing. */
 export { fullJitterBackoffMs, parseRetryAfterMs } from './transport/backoff';
+/** One deadline for a run or a call: a signal that carries it, so every retry and wait under it ends in time. */
+export {
+  createDeadline,
+  deadlineOf,
+  formatSeconds,
+  type Deadline,
+  type DeadlineSettings,
+  type SignalDeadline,
+} from './transport/deadline';
+/** Timers of any length (setTimeout overflows past 2^31 - 1 ms). */
+export { MAX_TIMER_MS, setLongTimeout } from './transport/long-timeout';

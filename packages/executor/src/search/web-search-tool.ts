@@ -1,6 +1,6 @@
 import type { Tool, ToolContext, ToolResult } from '@agentflow/core';
 import { z } from 'zod';
-import { type FetchFunction, errorMessage, fetchJson } from './fetch-json';
+import { DEFAULT_SEARCH_RESPONSE_BYTES, type FetchFunction, errorMessage, fetchJson } from './fetch-json';
 import { type SearchInput, searchInputSchema } from './search-input';
 import { startToolResult } from './timed-result';
 
@@ -18,6 +18,8 @@ export interface WebSearchToolSettings {
   includeAnswer?: boolean;
   /** Characters of each result's content shown. Default 500. */
   maxContentChars?: number;
+  /** Bytes of Tavily's reply read at most; a larger one fails the call naming this setting. Default 2 MiB. */
+  maxResponseBytes?: number;
 }
 
 /** The part of Tavily's documented response that the tool reads. */
@@ -59,7 +61,7 @@ export function createWebSearchTool(settings: WebSearchToolSettings = {}): Tool<
             include_answer: settings.includeAnswer ?? true,
           }),
           signal: context.signal,
-        });
+        }, { maxBytes: settings.maxResponseBytes ?? DEFAULT_SEARCH_RESPONSE_BYTES, setting: "the web_search tool's maxResponseBytes" });
         const parsed = tavilyResponseSchema.safeParse(body);
         if (!parsed.success) return done('', `Tavily answered in an unexpected shape: ${JSON.stringify(body).slice(0, 200)}`);
         const lines: string[] = [];

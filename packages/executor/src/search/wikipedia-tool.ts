@@ -1,6 +1,6 @@
 import type { Tool, ToolContext, ToolResult } from '@agentflow/core';
 import { z } from 'zod';
-import { type FetchFunction, errorMessage, fetchJson } from './fetch-json';
+import { DEFAULT_SEARCH_RESPONSE_BYTES, type FetchFunction, errorMessage, fetchJson } from './fetch-json';
 import { type SearchInput, searchInputSchema } from './search-input';
 import { startToolResult } from './timed-result';
 
@@ -12,6 +12,8 @@ export interface WikipediaToolSettings {
   userAgent?: string;
   /** Characters of each article's intro shown. Default 1,200. */
   maxExtractChars?: number;
+  /** Bytes of the API's reply read at most; a larger one fails the call naming this setting. Default 2 MiB. */
+  maxResponseBytes?: number;
 }
 
 /** `action=query` with `formatversion=2`: pages as an array. */
@@ -66,7 +68,7 @@ export function createWikipediaTool(settings: WikipediaToolSettings = {}): Tool<
         const body = await fetchJson(settings.fetch ?? fetch, url.toString(), {
           headers: { 'user-agent': settings.userAgent ?? 'AgentFlow/0.1 (https://example.invalid/agentflow)' },
           signal: context.signal,
-        });
+        }, { maxBytes: settings.maxResponseBytes ?? DEFAULT_SEARCH_RESPONSE_BYTES, setting: "the wikipedia tool's maxResponseBytes" });
         const parsed = queryResponseSchema.safeParse(body);
         if (!parsed.success) return done('', `Wikipedia answered in an unexpected shape: ${JSON.stringify(body).slice(0, 200)}`);
         if (parsed.data.error) return done('', `Wikipedia API error ${parsed.data.error.code}: ${parsed.data.error.info}`);

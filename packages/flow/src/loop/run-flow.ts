@@ -7,6 +7,7 @@ import {
   type Trajectory,
   trajectorySchema,
 } from '@agentflow/core';
+import { createDeadline, formatSeconds } from '@agentflow/llm';
 import { createInTaskMemory, type InTaskMemory } from '@agentflow/memory';
 import type { Planner } from '@agentflow/planner';
 import type { Verifier } from '@agentflow/verifier';
@@ -31,7 +32,11 @@ export interface FlowModules extends FlowToolSource {
 export interface FlowLimits {
   /** Steps in the whole trajectory (a continued prefix included). Default: the verifier's `maxSteps`. */
   maxSteps?: number;
-  /** Wall-clock budget; in-flight calls are aborted when it runs out. Default: the verifier's `timeLimitMs`. */
+  /**
+   * Wall-clock budget of the whole run, the generator's answer included: one deadline whose
+   * signal every planner, tool, verifier and generator call gets (the HTTP models end their
+   * retries and waits by it). Any positive length; default: the verifier's `timeLimitMs`.
+   */
   timeLimitMs?: number;
   /** Per tool call, when `tools` are given (default 60 s, the executor registry's). */
   toolTimeoutMs?: number;
@@ -104,9 +109,8 @@ export async function runFlowFrom(
     ...(limits.toolTimeoutMs ? { timeoutMs: limits.toolTimeoutMs } : {}),
     now,
   });
-  const deadline = new AbortController();
-  const deadlineTimer = setTimeout(() => deadline.abort(), timeLimitMs);
-  const signal = limits.signal ? AbortSignal.any([limits.signal, deadline.signal]) : deadline.signal;
+  const deadline = createDeadline({ timeLimitMs, parent: limits.signal, what: "the run's time limit" });
+  const { signal } = deadline;
   const memory: InTaskMemory = createInTaskMemory(question, start.steps.map(memoryEntryOf));
   const steps: Step[] = [...start.steps];
   let termination: Termination | undefined;
@@ -126,7 +130,7 @@ export async function runFlowFrom(
       error = 'Cancelled.';
       return true;
     }
-    if (deadline.signal.aborted) {
+    if (deadline.expired()) {
       termination = 'timeout';
       return true;
     }
@@ -216,11 +220,14 @@ export async function runFlowFrom(
         if (step.verdict.reason === 'finish_action' && action) finishInput = action.action_input;
       }
     }
-  } finally {
-    clearTimeout(deadlineTimer);
+  } catch (caught) {
+    deadline.dispose();
+    throw caught;
   }
   termination ??= 'max_steps';
 
+  // The generator runs under the run's deadline too: past it, a finish input still answers
+  // and a model is not asked.
   let answer: string | null = null;
   if (!limits.signal?.aborted && !modelFailed) {
     try {
@@ -228,12 +235,19 @@ export async function runFlowFrom(
         question,
         memory,
         ...(finishInput === undefined ? {} : { finishInput }),
-        ...(limits.signal ? { signal: limits.signal } : {}),
+        signal,
       });
     } catch (caught) {
-      error = [error, `Generator failed: ${messageOf(caught)}`].filter(Boolean).join(' ');
-      if (termination === 'finished') termination = 'error';
+      if (!deadline.expired()) {
+        error = [error, `Generator failed: ${messageOf(caught)}`].filter(Boolean).join(' ');
+        if (termination === 'finished') termination = 'error';
+      } else termination = 'timeout';
     }
+  }
+  deadline.dispose();
+  if (termination === 'timeout' && answer === null) {
+    const count = `${steps.length} step${steps.length === 1 ? '' : 's'}`;
+    error ??= `The run's time limit (${formatSeconds(timeLimitMs)}) ran out after ${count}, before an answer was written.`;
   }
   if (owned) await registry.dispose(taskId);
 

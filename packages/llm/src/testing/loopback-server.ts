@@ -13,7 +13,14 @@ export type ScriptedReply =
   /** Headers and half the body are sent, then the socket is destroyed. */
   | { kind: 'truncate'; status?: number; text: string }
   /** The socket is destroyed before any byte of the response. */
-  | { kind: 'drop' };
+  | { kind: 'drop' }
+  /** The request is read and never answered (until the server closes). */
+  | { kind: 'hang' }
+  /**
+   * A 200 whose body streams `bytes` bytes (the start of an Ollama reply, then "a"s) in
+   * chunks, without content-length, respecting backpressure; `flooded` counts what went out.
+   */
+  | { kind: 'flood'; bytes: number };
 
 export interface RecordedRequest {
   method: string;
@@ -25,6 +32,8 @@ export interface RecordedRequest {
 export interface LoopbackServer {
   url: string;
   requests: RecordedRequest[];
+  /** Bytes of `flood` bodies written so far (a client that stops reading stops this). */
+  flooded(): number;
   /** Adds replies to the script; when it runs out, `fallback` answers (default: 500). */
   push(...replies: ScriptedReply[]): void;
   close(): Promise<void>;
@@ -33,6 +42,7 @@ export interface LoopbackServer {
 export async function startLoopbackServer(fallback?: (request: RecordedRequest) => ScriptedReply): Promise<LoopbackServer> {
   const script: ScriptedReply[] = [];
   const requests: RecordedRequest[] = [];
+  let flooded = 0;
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -52,6 +62,32 @@ export async function startLoopbackServer(fallback?: (request: RecordedRequest) 
         case 'drop':
           request.socket.destroy();
           return;
+        case 'hang':
+          return;
+        case 'flood': {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          const chunk = Buffer.alloc(64 * 1024, 'a');
+          let left = reply.bytes;
+          const pump = () => {
+            if (left === reply.bytes) {
+              const head = Buffer.from('{"model":"m","message":{"role":"assistant","content":"');
+              response.write(head);
+              left -= head.length;
+            }
+            while (left > 0 && !response.destroyed) {
+              const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+              left -= piece.length;
+              flooded += piece.length;
+              if (!response.write(piece)) {
+                response.once('drain', pump);
+                return;
+              }
+            }
+            if (!response.destroyed) response.end();
+          };
+          pump();
+          return;
+        }
         case 'truncate': {
           const bytes = Buffer.from(reply.text);
           response.writeHead(reply.status ?? 200, {
@@ -83,6 +119,7 @@ export async function startLoopbackServer(fallback?: (request: RecordedRequest) 
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    flooded: () => flooded,
     push: (...replies) => script.push(...replies),
     close: () =>
       new Promise<void>((resolve) => {

@@ -15,7 +15,15 @@ export const httpSettingsSchema = z
       .int()
       .positive()
       .default(120_000)
-      .describe('Per-attempt timeout; a CPU-hosted 8B model can take a minute per answer.'),
+      .describe('Per-attempt timeout; a CPU-hosted 8B model can take a minute per answer. Cut to the time left before the call\'s deadline.'),
+    totalTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(600_000)
+      .describe(
+        'Deadline of one call, every attempt, backoff and Retry-After wait included (10 minutes: room for a few slow attempts). A deadline carried by the request\'s signal (a run\'s time limit) ends it sooner.',
+      ),
     maxRetries: z
       .number()
       .int()
@@ -32,7 +40,15 @@ export const httpSettingsSchema = z
       .number()
       .nonnegative()
       .default(60_000)
-      .describe('Cap on the wait a server imposes through Retry-After.'),
+      .describe('Cap on the wait a server imposes through Retry-After; a Retry-After beyond the time left before the deadline ends the call at once.'),
+    maxResponseBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(8 * 1024 * 1024)
+      .describe(
+        'Cap on the bytes of one response body, read as it streams (8 MiB: a 32k-token reply is well under 1 MiB of JSON). A larger body is cut off, the request aborted, and the call fails with RESPONSE_TOO_LARGE, without retrying.',
+      ),
     concurrency: z
       .number()
       .int()

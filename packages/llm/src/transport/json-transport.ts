@@ -1,6 +1,8 @@
-import { AgentFlowError, describeValue } from '@agentflow/core';
+import { AgentFlowError } from '@agentflow/core';
 import PQueue from 'p-queue';
-import { fullJitterBackoffMs, parseRetryAfterMs } from './backoff';
+import { fullJitterBackoffMs } from './backoff';
+import { createDeadline, type Deadline, formatSeconds } from './deadline';
+import { type Attempt, attemptPost } from './http-attempt';
 import type { HttpEnvironment, HttpSettings } from './http-settings';
 import { abortedError, sleep as defaultSleep } from './sleep';
 
@@ -12,6 +14,11 @@ export interface JsonReply {
 }
 
 export interface JsonPostOptions {
+  /**
+   * Cancels the call (ABORTED). A signal made by `createDeadline` (a run's time limit)
+   * also bounds it: every attempt, backoff and Retry-After wait ends by its deadline
+   * (TIMEOUT), as the call's own `totalTimeoutMs` does.
+   */
   signal?: AbortSignal | undefined;
   headers?: Record<string, string>;
 }
@@ -22,81 +29,70 @@ export interface JsonTransport {
   readonly endpoints: readonly string[];
 }
 
-type Attempt =
-  | { kind: 'ok'; status: number; body: unknown }
-  | { kind: 'fatal'; error: AgentFlowError }
-  | { kind: 'retry'; status?: number; reason: string; retryAfterMs?: number; timedOut?: boolean };
-
 type RetryAttempt = Extract<Attempt, { kind: 'retry' }>;
+
+const lastOf = (last: RetryAttempt | undefined) =>
+  last ? `last: ${last.status === undefined ? 'no response' : `HTTP ${last.status}`} (${last.reason})` : 'no attempt answered';
 
 /** Builds the transport behind the HTTP models. */
 export function createJsonTransport(settings: HttpSettings, environment: HttpEnvironment = {}): JsonTransport {
-  const fetchImplementation = environment.fetch ?? globalThis.fetch;
+  const attemptSettings = {
+    fetch: environment.fetch ?? globalThis.fetch,
+    timeoutMs: settings.timeoutMs,
+    maxResponseBytes: settings.maxResponseBytes,
+    now: environment.now ?? Date.now,
+  };
   const random = environment.random ?? Math.random;
   const wait = environment.sleep ?? defaultSleep;
-  const now = environment.now ?? Date.now;
+  const now = attemptSettings.now;
   const endpoints = settings.endpoints.map((url) => ({
     baseUrl: url.replace(/\/+$/, ''),
     queue: new PQueue({ concurrency: settings.concurrency }),
   }));
   let cursor = 0;
 
-  async function attemptOnce(url: string, body: string, options: JsonPostOptions): Promise<Attempt> {
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), settings.timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
-    try {
-      const response = await fetchImplementation(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', ...options.headers },
-        body,
-        signal,
+  /** The call ran out of time (or was cancelled): the error, with what the attempts saw. */
+  function stopped(deadline: Deadline, url: string, attempts: number, last: RetryAttempt | undefined): AgentFlowError {
+    const error = abortedError(deadline.signal, `POST ${url}`);
+    if (error.code !== 'TIMEOUT') return error;
+    return new AgentFlowError({
+      code: 'TIMEOUT',
+      message: `${error.message} ${attempts} attempt(s) made; ${lastOf(last)}.`,
+      cause: error.cause,
+      details: { ...error.details, url, attempts },
+    });
+  }
+
+  /** The wait before the next round would end past the deadline: give up now rather than sleep to fail. */
+  function checkWait(deadline: Deadline, url: string, delay: number, last: RetryAttempt | undefined, attempts: number): void {
+    const left = deadline.remainingMs();
+    if (last?.retryAfterMs !== undefined && last.retryAfterMs > left) {
+      throw new AgentFlowError({
+        code: last.status === undefined ? 'TIMEOUT' : 'HTTP_ERROR',
+        message:
+          `POST ${url} answered HTTP ${last.status} with Retry-After: ${last.retryAfter} (${formatSeconds(last.retryAfterMs)}), ` +
+          `longer than the ${formatSeconds(left)} left of ${deadline.what}; gave up without waiting (${last.reason}).`,
+        details: { url, status: last.status, retryAfter: last.retryAfter, remainingMs: left, attempts },
       });
-      const text = await response.text();
-      if (response.ok) {
-        try {
-          return { kind: 'ok', status: response.status, body: JSON.parse(text) };
-        } catch {
-          return { kind: 'retry', status: response.status, reason: `response body is not valid JSON: ${describeValue(text, 120)}` };
-        }
-      }
-      const detail = describeErrorBody(text);
-      if (response.status === 429 || response.status === 408 || response.status >= 500) {
-        const retryAfterMs = parseRetryAfterMs(response.headers.get('retry-after'), now());
-        return {
-          kind: 'retry',
-          status: response.status,
-          reason: detail,
-          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-        };
-      }
-      return {
-        kind: 'fatal',
-        error: new AgentFlowError({
-          code: 'HTTP_ERROR',
-          message: `POST ${url} failed with HTTP ${response.status}: ${detail}`,
-          details: { url, status: response.status, body: text.slice(0, 2000) },
-        }),
-      };
-    } catch (error) {
-      if (options.signal?.aborted) return { kind: 'fatal', error: abortedError(options.signal, `POST ${url}`) };
-      if (timeout.signal.aborted) {
-        return { kind: 'retry', reason: `no complete response within ${settings.timeoutMs} ms`, timedOut: true };
-      }
-      return { kind: 'retry', reason: `connection failed: ${describeNetworkError(error)}` };
-    } finally {
-      clearTimeout(timer);
+    }
+    if (delay >= left) {
+      throw new AgentFlowError({
+        code: 'TIMEOUT',
+        message:
+          `POST ${url}: the backoff of ${formatSeconds(delay)} before retry ${attempts} would end past ${deadline.what} ` +
+          `(${formatSeconds(left)} left); gave up after ${attempts} attempt(s); ${lastOf(last)}.`,
+        details: { url, remainingMs: left, attempts },
+      });
     }
   }
 
-  async function post(path: string, payload: unknown, options: JsonPostOptions = {}): Promise<JsonReply> {
-    const body = JSON.stringify(payload);
+  async function postWithin(deadline: Deadline, path: string, body: string, options: JsonPostOptions): Promise<JsonReply> {
     const start = cursor;
     cursor = (cursor + 1) % endpoints.length;
     const totalAttempts = settings.maxRetries + 1;
     const tried = new Set<string>();
     let last: RetryAttempt | undefined;
-    let lastUrl = '';
+    let lastUrl = endpoints[start]!.baseUrl + path;
     let retryAfterMs = 0;
     for (let attempt = 0; attempt < totalAttempts; attempt++) {
       // Fail over to the next endpoint at once; back off only after a full round of them.
@@ -104,25 +100,37 @@ export function createJsonTransport(settings: HttpSettings, environment: HttpEnv
         const round = attempt / endpoints.length - 1;
         const jitter = fullJitterBackoffMs(round, settings.initialBackoffMs, settings.maxBackoffMs, random);
         const delay = Math.max(jitter, Math.min(retryAfterMs, settings.maxRetryAfterMs));
+        checkWait(deadline, lastUrl, delay, last, attempt);
         retryAfterMs = 0;
-        await wait(delay, options.signal);
+        try {
+          await wait(delay, deadline.signal);
+        } catch (error) {
+          if (deadline.signal.aborted) throw stopped(deadline, lastUrl, attempt, last);
+          throw error;
+        }
       }
-      if (options.signal?.aborted) throw abortedError(options.signal, `POST ${path}`);
       const endpoint = endpoints[(start + attempt) % endpoints.length]!;
       const url = endpoint.baseUrl + path;
+      if (deadline.signal.aborted) throw stopped(deadline, url, attempt, last);
       lastUrl = url;
       tried.add(url);
       let outcome: Attempt;
+      let began = false;
       try {
-        outcome = await endpoint.queue.add(() => attemptOnce(url, body, options), {
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
+        outcome = await endpoint.queue.add(
+          () => {
+            began = true;
+            return attemptPost(url, { body, headers: options.headers, signal: deadline.signal }, attemptSettings);
+          },
+          { signal: deadline.signal },
+        );
       } catch (error) {
-        if (options.signal?.aborted) throw abortedError(options.signal, `POST ${url}`);
+        if (deadline.signal.aborted) throw stopped(deadline, url, attempt + (began ? 1 : 0), last);
         throw error;
       }
       if (outcome.kind === 'ok') return { url, status: outcome.status, body: outcome.body };
       if (outcome.kind === 'fatal') throw outcome.error;
+      if (deadline.signal.aborted) throw stopped(deadline, url, attempt + 1, last);
       last = outcome;
       if (outcome.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs, outcome.retryAfterMs);
     }
@@ -138,27 +146,19 @@ export function createJsonTransport(settings: HttpSettings, environment: HttpEnv
     });
   }
 
-  return { post, endpoints: endpoints.map((endpoint) => endpoint.baseUrl) };
-}
-
-/** Pulls the message out of `{"error": "..."}` (Ollama) or `{"error": {"message": ...}}` (OpenAI). */
-function describeErrorBody(text: string): string {
-  try {
-    const parsed = JSON.parse(text) as { error?: unknown };
-    const error = parsed?.error;
-    if (typeof error === 'string') return error;
-    if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') {
-      return (error as { message: string }).message;
+  async function post(path: string, payload: unknown, options: JsonPostOptions = {}): Promise<JsonReply> {
+    const deadline = createDeadline({
+      timeLimitMs: settings.totalTimeoutMs,
+      parent: options.signal,
+      what: "the call's totalTimeoutMs",
+      now,
+    });
+    try {
+      return await postWithin(deadline, path, JSON.stringify(payload), options);
+    } finally {
+      deadline.dispose();
     }
-  } catch {
-    // Not JSON: show the raw text.
   }
-  return describeValue(text.trim() || '(empty body)', 200);
-}
 
-function describeNetworkError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause as { code?: string; message?: string } | undefined;
-  const detail = cause?.code ?? cause?.message;
-  return detail ? `${error.message} (${detail})` : error.message;
+  return { post, endpoints: endpoints.map((endpoint) => endpoint.baseUrl) };
 }
