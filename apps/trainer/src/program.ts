@@ -11,6 +11,7 @@ import { registerPrmCommand } from './commands/prm';
 import { registerReportCommand } from './commands/report';
 import { registerRunCommand } from './commands/run';
 import { registerSolveCommand } from './commands/solve';
+import { registerSweepCommand } from './commands/sweep';
 import { registerTrainCommand } from './commands/train';
 import { registerTrainPrmCommand } from './commands/train-prm';
 
@@ -19,6 +20,7 @@ export type ProgramIo = CommandContext;
 /** In the order `--help` lists them: the main job first, then its stages, then tools. */
 const commands: RegisterCommand[] = [
   registerRunCommand,
+  registerSweepCommand,
   registerSolveCommand,
   registerCollectCommand,
   registerLabelCommand,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { taskSchema } from './task-schema';
 import { trainSchema } from './train-schema';
+import { warmStartCheckSchema } from './warm-start-schema';
 
 const modelSource = z
   .union([
@@ -109,6 +110,7 @@ export const runConfigSchema = z
           .describe('After the warm-up: cosine down to a tenth of the peak by the last epoch, or constant (then a run of E epochs is the first E epochs of a longer one).'),
         warmupSteps: z.number().int().nonnegative().default(20),
         batchSize: z.number().int().positive().default(16),
+        check: warmStartCheckSchema,
       })
       .strict()
       .prefault({}),

@@ -62,7 +62,8 @@ function resumeConfig(configPath: string, set: readonly string[]): RunConfig {
   return config;
 }
 
-const stamp = (date: Date) => date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+/** A run directory name from a time: 20261201-143005. */
+export const stamp = (date: Date) => date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 
 /**
  * Opens the run directory: `--resume DIR` continues a run with the config it was started

@@ -57,6 +57,22 @@ function prmTable(runs: ReportRun[]): string {
  * A self-contained HTML report (inline CSS and SVG, no scripts, no network) for one run,
  * or for several drawn on the same axes (`agentflow report --compare A B`).
  */
+/**
+ * The stages' own checks, at the top of the page: a failed one (DAPO stopped early, a PRM no
+ * better than a constant) in a warning box, the others as one line each.
+ */
+function checksBlock(runs: ReportRun[]): string {
+  const items = runs.flatMap((run) =>
+    (run.summary.checks ?? []).map((check) => {
+      const who = runs.length > 1 ? `${escapeXml(run.label)}: ` : '';
+      return `<li class="${check.ok ? 'ok' : 'failed'}">${check.ok ? '' : '<strong>Check failed.</strong> '}${who}${escapeXml(check.message)}</li>`;
+    }),
+  );
+  if (items.length === 0) return '';
+  const failed = runs.some((run) => (run.summary.checks ?? []).some((check) => !check.ok));
+  return `<ul class="checks${failed ? ' has-failed' : ''}">${items.join('')}</ul>`;
+}
+
 /** What each run trained and was judged on, and what the leakage guard found. */
 function tasksList(runs: ReportRun[]): string {
   const rows = runs.flatMap(({ label, summary }) => {
@@ -110,8 +126,11 @@ table{border-collapse:collapse;margin:1rem 0}th,td{border:1px solid #ddd;padding
 th{background:#f5f5f5}td:first-child,td:nth-child(2){text-align:left}tr.delta td{font-weight:600;background:#fafafa}
 .plots{display:flex;flex-wrap:wrap;gap:12px}.plots svg{border:1px solid #eee;background:#fff}
 footer{color:#777;font-size:.85rem;margin-top:2rem}
+ul.checks{list-style:none;padding:.6rem 1rem;border:1px solid #ddd;border-radius:4px}ul.checks.has-failed{border-color:#d62728;background:#fff5f5}
+ul.checks li.failed{color:#a00}ul.checks li.ok{color:#555}
 </style></head><body>
 <h1>${escapeXml(title)}</h1>
+${checksBlock(runs)}
 ${tasksList(runs)}
 <h2>Held-out accuracy, before and after DAPO</h2>
 ${accuracyTable(runs)}

@@ -51,8 +51,19 @@ export const runSummarySchema = z.object({
   })
     .optional()
     .describe('The PRM on held-out labels; absent when the run used outcome credit only.'),
+  checks: z
+    .array(
+      z.object({
+        name: z.enum(['warm-start', 'prm', 'train']).describe('The stage whose result was checked.'),
+        ok: z.boolean().describe('False when the stage fell short of its own check; the report says so at the top.'),
+        message: z.string(),
+      }),
+    )
+    .optional()
+    .describe("The stages' checks of their own results: a warm start that needed retries, a PRM no better than a constant, DAPO stopped early."),
   durationSeconds: z.number().nonnegative().optional(),
 });
+export type RunCheck = NonNullable<RunSummary['checks']>[number];
 export type RunSummary = z.infer<typeof runSummarySchema>;
 
 /** One row of `metrics.jsonl`: the stage, a step counter and numbers. */

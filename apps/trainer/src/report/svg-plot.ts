@@ -2,6 +2,8 @@
 export interface PlotSeries {
   label: string;
   points: Array<[number, number]>;
+  /** A shaded interval around the line: (x, low, high), e.g. a 95% band over seeds. */
+  band?: Array<[number, number, number]>;
 }
 
 export interface PlotSettings {
@@ -48,7 +50,9 @@ export function renderSvgPlot(series: PlotSeries[], settings: PlotSettings): str
   const margin = { left: 56, right: 16, top: 28, bottom: 44 };
   const plotWidth = width - margin.left - margin.right;
   const plotHeight = height - margin.top - margin.bottom;
-  const all = series.flatMap((s) => s.points).filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
+  const all = series
+    .flatMap((s) => [...s.points, ...(s.band ?? []).flatMap(([x, low, high]): Array<[number, number]> => [[x, low], [x, high]])])
+    .filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
   const header = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(settings.title)}">`;
   const title = `<text x="${width / 2}" y="18" text-anchor="middle" font-size="14" font-weight="600">${escapeXml(settings.title)}</text>`;
   if (all.length === 0) {
@@ -81,6 +85,11 @@ export function renderSvgPlot(series: PlotSeries[], settings: PlotSettings): str
   series.forEach((s, index) => {
     const color = COLORS[index % COLORS.length];
     const points = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
+    const band = (s.band ?? []).filter((triple) => triple.every(Number.isFinite));
+    if (band.length > 1) {
+      const outline = [...band.map(([x, , high]) => [x, high]), ...[...band].reverse().map(([x, low]) => [x, low])] as Array<[number, number]>;
+      parts.push(`<polygon points="${outline.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(' ')}" fill="${color}" fill-opacity="0.15" stroke="none"/>`);
+    }
     if (settings.scatter || points.length === 1) {
       for (const [x, y] of points) parts.push(`<circle cx="${sx(x).toFixed(1)}" cy="${sy(y).toFixed(1)}" r="3.5" fill="${color}"/>`);
     } else {

@@ -4,6 +4,7 @@ import { comparePairedRuns } from '@agentflow/eval';
 import type { PlannerEvaluation } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import type { Stage } from '../pipeline/run-stages';
+import { type CheckedStages, runChecks } from '../report/run-checks';
 import { type RunSummary, runSummarySchema } from '../report/run-summary';
 import { writeRunReport } from '../report/write-run-report';
 import type { PrmStageResult } from './train-prm';
@@ -16,6 +17,12 @@ export const reportStage: Stage<PipelineContext> = {
     const before = run.stageResult<PlannerEvaluation>('eval-before');
     const after = run.stageResult<PlannerEvaluation>('eval-after');
     const prm = run.stageResult<PrmStageResult>('train-prm');
+    const checks = runChecks({
+      warmStart: run.stageResult<CheckedStages['warmStart']>('warm-start'),
+      prm,
+      train: run.stageResult<CheckedStages['train']>('train'),
+      totalSteps: config.train.totalSteps,
+    });
     if (!before || !after) {
       throw new AgentFlowError({
         code: 'INVALID_ARGUMENT',
@@ -35,6 +42,7 @@ export const reportStage: Stage<PipelineContext> = {
       ...(prm
         ? { prm: { mse: prm.mse, mse_constant: prm.mse_constant, pearson: prm.pearson, spearman: prm.spearman, n: prm.n, calibration: prm.calibration } }
         : {}),
+      checks,
       durationSeconds: Number.isFinite(started) ? (Date.now() - started) / 1000 : undefined,
     });
     writeFileAtomic(run.paths.summary, `${JSON.stringify(summary, null, 2)}\n`);

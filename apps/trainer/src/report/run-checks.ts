@@ -1,0 +1,56 @@
+import type { WarmStartAttempt } from '../stages/warm-start-check';
+import type { RunCheck } from './run-summary';
+
+/** A PRM whose held-out MSE is not at least this much below the constant predictor's carries almost no step signal. */
+export const PRM_CHECK_MIN_REDUCTION = 0.1;
+
+/** What the checks read of the stages' recorded results. */
+export interface CheckedStages {
+  warmStart?: { attempts?: WarmStartAttempt[]; heldOutAccuracy?: number | null; finalLoss?: number | null };
+  prm?: { mse: number; mse_constant: number };
+  train?: { steps?: number; stoppedEarly?: string };
+  totalSteps: number;
+}
+
+const percent = (value: number) => `${(100 * value).toFixed(1)}%`;
+
+/**
+ * The checks a run's report shows at its top: the warm start's (passed, and after how many
+ * attempts), the PRM against the constant predictor, and whether DAPO ran its whole budget.
+ */
+export function runChecks(stages: CheckedStages): RunCheck[] {
+  const checks: RunCheck[] = [];
+  const attempts = stages.warmStart?.attempts;
+  if (attempts && attempts.length > 0) {
+    const last = attempts.at(-1)!;
+    const failed = attempts.filter((attempt) => !attempt.ok);
+    const reached = `loss ${last.finalLoss?.toFixed(3) ?? '-'}${last.heldOutAccuracy === null ? '' : `, ${percent(last.heldOutAccuracy)} of the held-back training tasks`}`;
+    checks.push({
+      name: 'warm-start',
+      ok: last.ok,
+      message:
+        failed.length === 0
+          ? `The warm start passed its check on the first attempt (${reached}).`
+          : `The warm start passed its check on attempt ${attempts.length} (${reached}) after ${failed.length} failed: ${failed.map((attempt) => attempt.reason).join('; ')}.`,
+    });
+  }
+  if (stages.prm) {
+    const reduction = stages.prm.mse_constant > 0 ? 1 - stages.prm.mse / stages.prm.mse_constant : 0;
+    checks.push({
+      name: 'prm',
+      ok: reduction >= PRM_CHECK_MIN_REDUCTION,
+      message:
+        reduction >= PRM_CHECK_MIN_REDUCTION
+          ? `The PRM's held-out MSE is ${percent(reduction)} below the constant predictor's.`
+          : `The PRM's held-out MSE is only ${percent(reduction)} below the constant predictor's (check: at least ${percent(PRM_CHECK_MIN_REDUCTION)}): its step scores carry little signal, so process credit here is close to noise.`,
+    });
+  }
+  if (stages.train) {
+    checks.push(
+      stages.train.stoppedEarly
+        ? { name: 'train', ok: false, message: `${stages.train.stoppedEarly} (${stages.train.steps ?? 0} of ${stages.totalSteps} steps ran).` }
+        : { name: 'train', ok: true, message: `DAPO ran all ${stages.train.steps ?? stages.totalSteps} of ${stages.totalSteps} steps.` },
+    );
+  }
+  return checks;
+}

@@ -1,0 +1,100 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AgentFlowError, writeFileAtomic } from '@agentflow/core';
+import { z } from 'zod';
+import { parseOverride } from '../config/overrides';
+
+/** What a sweep runs: one config (with its overrides) per seed and credit. Written to `sweep.json`. */
+const sweepPlanSchema = z
+  .object({
+    version: z.literal(1),
+    config: z.string().nullable().describe('The config file, or null for the embedded default.'),
+    set: z.array(z.string()).describe('`--set` overrides applied to every run (before its seed).'),
+    seeds: z.array(z.number().int().nonnegative()).min(1),
+    credits: z.array(z.string()).nullable().describe("`--credit` values, one arm each; null: one arm with the config's own credit."),
+  })
+  .strict();
+export type SweepPlan = z.infer<typeof sweepPlanSchema>;
+
+const CREDITS = ['process', 'outcome', 'mix'];
+const MAX_SEEDS = 1000;
+
+/** Parses `0-4`, `0,2,7` or `3` into distinct non-negative seeds, in order. */
+export function parseSeeds(text: string): number[] {
+  const seeds: number[] = [];
+  for (const part of text.split(',')) {
+    const match = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(part);
+    const [from, to] = match ? [Number(match[1]), Number(match[2] ?? match[1])] : [Number.NaN, Number.NaN];
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || to < from || to - from >= MAX_SEEDS) {
+      throw new AgentFlowError({
+        code: 'INVALID_ARGUMENT',
+        message: `--seeds ${JSON.stringify(text)}: expected seeds like 0-4, 0,2,7 or 3 (non-negative integers, ranges low-high of at most ${MAX_SEEDS}); ${JSON.stringify(part)} is not one.`,
+      });
+    }
+    for (let seed = from; seed <= to; seed++) if (!seeds.includes(seed)) seeds.push(seed);
+  }
+  if (seeds.length > MAX_SEEDS) throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--seeds ${JSON.stringify(text)} names ${seeds.length} seeds; at most ${MAX_SEEDS}.` });
+  return seeds;
+}
+
+/** Parses `process,outcome` into distinct `--credit` values. */
+export function parseCredits(text: string): string[] {
+  const credits = [...new Set(text.split(',').map((part) => part.trim()))];
+  const unknown = credits.find((credit) => !CREDITS.includes(credit));
+  if (unknown !== undefined || credits.length === 0) {
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--credit ${JSON.stringify(text)}: expected a comma-separated list of ${CREDITS.join(', ')}; ${JSON.stringify(unknown ?? '')} is not one.` });
+  }
+  return credits;
+}
+
+/** The plan of a sweep from its options; `--set seed=...` is refused (the sweep sets each run's seed). */
+export function sweepPlanOf(options: { config?: string; set?: string[]; seeds: string; credit?: string }): SweepPlan {
+  const set = options.set ?? [];
+  const seedOverride = set.find((text) => parseOverride(text).path.join('.') === 'seed');
+  if (seedOverride !== undefined) {
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--set ${JSON.stringify(seedOverride)}: a sweep sets each run's seed from --seeds; drop this --set.` });
+  }
+  return { version: 1, config: options.config ?? null, set, seeds: parseSeeds(options.seeds), credits: options.credit === undefined ? null : parseCredits(options.credit) };
+}
+
+/** Where the plan of a sweep directory is kept. */
+export const sweepPlanPath = (dir: string) => join(dir, 'sweep.json');
+
+/**
+ * Records `plan` in `dir`, or checks it against the one recorded there: a sweep directory
+ * holds one plan, so re-running the same command continues it and a different one is refused.
+ */
+export function recordSweepPlan(dir: string, plan: SweepPlan): void {
+  const path = sweepPlanPath(dir);
+  if (!existsSync(path)) {
+    writeFileAtomic(path, `${JSON.stringify(plan, null, 2)}\n`);
+    return;
+  }
+  const recorded = readSweepPlan(dir);
+  if (JSON.stringify(recorded) !== JSON.stringify(plan)) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `${path} records another sweep (${JSON.stringify(recorded)}); continue it with \`agentflow sweep --resume ${dir}\`, or choose another --out.`,
+    });
+  }
+}
+
+/** Reads the plan of a sweep directory (`--resume DIR`). */
+export function readSweepPlan(dir: string): SweepPlan {
+  const path = sweepPlanPath(dir);
+  if (!existsSync(path)) {
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--resume ${dir}: ${path} is missing; expected a directory written by \`agentflow sweep\`.` });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (cause) {
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `${path} is not valid JSON; it should hold the plan \`agentflow sweep\` wrote.`, cause });
+  }
+  const parsed = sweepPlanSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `${path}: ${issue?.path.join('.') || 'the plan'}: ${issue?.message}; it should hold the plan \`agentflow sweep\` wrote.` });
+  }
+  return parsed.data;
+}

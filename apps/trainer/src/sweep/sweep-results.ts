@@ -1,0 +1,81 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readJsonl } from '@agentflow/core';
+import type { RunConfig } from '../config/schema';
+import type { MetricsRow, RunSummary } from '../report/run-summary';
+import { runSummarySchema } from '../report/run-summary';
+
+/** One run of a sweep as its table row and curves read it. */
+export interface SweepRunResult {
+  arm: string;
+  seed: number;
+  dir: string;
+  /** Why the run has no summary (it failed, or has not run yet). */
+  failure?: string;
+  summary?: RunSummary;
+  /** DAPO steps run, of `totalSteps`. */
+  steps: number;
+  totalSteps: number;
+  stoppedEarly?: string;
+  warmStart?: { finalLoss: number | null; attempts: number; heldOutAccuracy: number | null };
+  /** Held-out accuracy on the first `evaluationTasks` test tasks against DAPO steps, step 0 the warm planner. */
+  curve: Array<{ step: number; rollouts: number; accuracy: number }>;
+}
+
+interface StageRecord {
+  result?: unknown;
+}
+
+const fraction = (correct: readonly boolean[]) => (correct.length === 0 ? Number.NaN : correct.filter(Boolean).length / correct.length);
+
+/**
+ * Reads one run directory of a sweep: its summary, its DAPO steps, the warm start's check, and
+ * its held-out accuracy curve. The curve's step 0 and last point come from the before and
+ * after evaluations restricted to the evaluation tasks (the same tasks and sampling seeds as
+ * the evaluations during training); a run that stopped early keeps its final accuracy to the
+ * end (its planner no longer changes). Rollouts are the generated groups times the group size.
+ */
+export function readSweepRun(dir: string, arm: string, seed: number): SweepRunResult {
+  const config = existsSync(join(dir, 'config.json')) ? (JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as RunConfig) : undefined;
+  const totalSteps = config?.train.totalSteps ?? 0;
+  const base: SweepRunResult = { arm, seed, dir, steps: 0, totalSteps, curve: [] };
+  if (!config) return { ...base, failure: 'not started' };
+  const stages = existsSync(join(dir, 'state.json'))
+    ? (JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { stages: Record<string, StageRecord> }).stages
+    : {};
+  const warm = stages['warm-start']?.result as { finalLoss?: number | null; attempts?: unknown[]; heldOutAccuracy?: number | null } | undefined;
+  const train = stages.train?.result as { steps?: number; stoppedEarly?: string } | undefined;
+  const failure = existsSync(join(dir, 'failure.txt')) ? readFileSync(join(dir, 'failure.txt'), 'utf8').trim() : undefined;
+  const result: SweepRunResult = {
+    ...base,
+    steps: train?.steps ?? 0,
+    ...(train?.stoppedEarly ? { stoppedEarly: train.stoppedEarly } : {}),
+    ...(warm ? { warmStart: { finalLoss: warm.finalLoss ?? null, attempts: warm.attempts?.length ?? 1, heldOutAccuracy: warm.heldOutAccuracy ?? null } } : {}),
+  };
+  if (!existsSync(join(dir, 'summary.json'))) return { ...result, failure: failure ?? 'unfinished' };
+  const summary = runSummarySchema.parse(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')));
+  const metrics = readJsonl<MetricsRow>(join(dir, 'metrics.jsonl'), { allowMissing: true });
+  return { ...result, summary, curve: curveOf(config, metrics, stages) };
+}
+
+function curveOf(config: RunConfig, metrics: readonly MetricsRow[], stages: Record<string, StageRecord>): SweepRunResult['curve'] {
+  const tasks = config.train.evaluationTasks;
+  const correctOf = (name: string) => ((stages[name]?.result as { correct?: boolean[] } | undefined)?.correct ?? []).slice(0, tasks);
+  const rolloutsAt = new Map<number, number>();
+  let rollouts = 0;
+  for (const row of metrics.filter((row) => row.stage === 'train').sort((a, b) => a.step - b.step)) {
+    rollouts += Number(row.groupsGenerated ?? config.train.promptsPerBatch) * config.train.groupSize;
+    rolloutsAt.set(row.step, rollouts);
+  }
+  const lastStep = Math.max(0, ...rolloutsAt.keys());
+  const curve = [{ step: 0, rollouts: 0, accuracy: fraction(correctOf('eval-before')) }];
+  for (const row of metrics.filter((row) => row.stage === 'eval' && row.step < config.train.totalSteps)) {
+    if (row.step <= lastStep) curve.push({ step: row.step, rollouts: rolloutsAt.get(row.step) ?? rollouts, accuracy: Number(row.accuracy) });
+  }
+  const after = fraction(correctOf('eval-after'));
+  // After an early stop the planner no longer changes: its final accuracy holds at every later evaluation step.
+  const every = config.train.evaluateEvery;
+  if (every > 0) for (let step = (Math.floor(lastStep / every) + 1) * every; step < config.train.totalSteps; step += every) curve.push({ step, rollouts, accuracy: after });
+  curve.push({ step: config.train.totalSteps, rollouts, accuracy: after });
+  return curve;
+}
