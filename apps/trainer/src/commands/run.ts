@@ -6,6 +6,7 @@ import { openRun, resolveConfig } from '../pipeline/open-run';
 import { createProgressReporter, type ProgressMode } from '../progress/progress-reporter';
 import { runPipeline, stageNamesOf } from '../pipeline/pipeline';
 import { guardedTaskSource } from '../pipeline/pipeline-context';
+import { assertRunnable } from '../pipeline/preflight';
 import type { CommandContext, RegisterCommand } from './command-context';
 
 export interface PipelineOptions {
@@ -26,9 +27,14 @@ export function progressModeOf(options: PipelineOptions): ProgressMode {
 
 /** Runs the pipeline (or the stages in `only`) with a progress display; returns the run directory. */
 export async function runPipelineCommand(options: PipelineOptions, context: CommandContext, only?: ReadonlySet<string>): Promise<string> {
-  // A leaking config is refused before its run directory is made (a resumed run passed the guard when it started).
-  const guarded = options.resume ? undefined : guardedTaskSource(resolveConfig(options));
+  // A leaking config, or one the pipeline cannot run, is refused before its run directory is made.
+  const fresh = options.resume ? undefined : resolveConfig(options);
+  const freshGuarded = fresh ? guardedTaskSource(fresh) : undefined;
+  if (fresh && freshGuarded) assertRunnable(fresh, freshGuarded, options.config ?? 'default config');
   const { config, run, resumed } = openRun(options);
+  // A resumed run's config (with any --set) is checked again before its next stage.
+  const guarded = freshGuarded ?? guardedTaskSource(config);
+  if (resumed) assertRunnable(config, guarded, run.paths.config);
   const mode = progressModeOf(options);
   const reporter = createProgressReporter({
     mode,
@@ -37,7 +43,7 @@ export async function runPipelineCommand(options: PipelineOptions, context: Comm
   });
   if (mode !== 'json' && mode !== 'quiet') context.stderr(`${resumed ? 'Resuming' : 'Starting'} ${config.name} in ${run.root}\n`);
   try {
-    await runPipeline(config, run, (event) => reporter.handle(event), { ...(only ? { only } : {}), ...(guarded ? { guarded } : {}) });
+    await runPipeline(config, run, (event) => reporter.handle(event), { ...(only ? { only } : {}), guarded });
   } finally {
     reporter.close();
   }

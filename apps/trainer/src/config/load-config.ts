@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
+import { checkTextNesting, checkValueDepth, readConfigText } from './config-text';
 import { applyOverrides, parseOverride } from './overrides';
 
 /**
@@ -18,28 +18,30 @@ export interface LoadConfigSettings {
 
 /**
  * Reads a YAML or JSON config file (JSON when the name ends in `.json`) without validating it.
- * An empty file is the empty config `{}`.
+ * An empty file is the empty config `{}`. The file is checked before it is parsed (a regular
+ * file of UTF-8 text, of bounded size and nesting: see readConfigText), so each failure is an
+ * INVALID_CONFIG naming the file.
  */
 export function readConfigFile(path: string): unknown {
-  if (!existsSync(path)) {
-    throw new AgentFlowError({
-      code: 'INVALID_CONFIG',
-      message: `${path}: config file not found.`,
-      details: { path },
-    });
-  }
-  const text = readFileSync(path, 'utf8');
+  const text = readConfigText(path);
+  checkTextNesting(text, path);
   const json = extname(path) === '.json';
+  let value: unknown;
   try {
-    return (json ? JSON.parse(text) : parseYaml(text)) ?? {};
+    value = (json ? JSON.parse(text) : parseYaml(text)) ?? {};
   } catch (cause) {
+    const overflow = cause instanceof RangeError || /call stack/i.test((cause as Error).message);
     throw new AgentFlowError({
       code: 'INVALID_CONFIG',
-      message: `${path}: not valid ${json ? 'JSON' : 'YAML'}: ${(cause as Error).message}`,
+      message: overflow
+        ? `${path}: nested too deeply to parse as ${json ? 'JSON' : 'YAML'}; a config nests a few levels.`
+        : `${path}: not valid ${json ? 'JSON' : 'YAML'}: ${(cause as Error).message}`,
       cause,
       details: { path },
     });
   }
+  checkValueDepth(value, path);
+  return value;
 }
 
 /**
@@ -47,6 +49,8 @@ export function readConfigFile(path: string): unknown {
  * `ORIGIN: key.path: what was expected, found what was there`.
  */
 export function validateConfig<Schema extends z.ZodType>(raw: unknown, schema: Schema, origin: ConfigOrigin): z.infer<Schema> {
+  // A value from anywhere (a file, a --set, a run directory's config.json) is bounded before zod walks it.
+  checkValueDepth(raw, typeof origin === 'string' ? origin : origin([]));
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const originOf = typeof origin === 'string' ? () => origin : origin;

@@ -1,5 +1,6 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import { parse as parseYaml } from 'yaml';
+import { checkTextNesting } from './config-text';
 
 /** One `--set KEY.PATH=VALUE`: where it goes in the config, and the value it puts there. */
 export interface ConfigOverride {
@@ -36,6 +37,7 @@ export function parseOverride(text: string): ConfigOverride {
   }
   const source = text.slice(equals + 1);
   if (source.trim() === '') return { path: path.map((segment) => segment.trim()), value: '' };
+  checkTextNesting(source, `--set ${JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text)}`);
   let value: unknown;
   try {
     value = parseYaml(source);

@@ -62,8 +62,14 @@ export const runConfigSchema = z
           .prefault({})
           .describe('LoRA on every linear module of the planner (PEFT "all-linear"); rank = hidden is full rank.'),
         temperature: z.number().positive().default(1).describe('Sampling temperature of rollouts and evaluation.'),
-        maxNewTokens: z.number().int().positive().default(48).describe('Token limit of one planner decision.'),
-        maxSteps: z.number().int().positive().default(5).describe('Planner decisions per task at most.'),
+        maxNewTokens: z.number().int().positive().max(131_072).default(48).describe('Token limit of one planner decision (at most 131072, past any Qwen3 context).'),
+        maxSteps: z
+          .number()
+          .int()
+          .positive()
+          .max(1_000)
+          .default(5)
+          .describe("Planner decisions per task at most, the finish included; the run refuses a value below the longest demonstration's decision count."),
         prompt: z
           .discriminatedUnion('kind', [
             z

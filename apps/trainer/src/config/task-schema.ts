@@ -40,24 +40,76 @@ const leakageFields = {
     .describe("What a leak does: 'refuse' stops the run (and the dry run) naming the pairs; 'drop' removes the leaked training items and lists them in summary.json."),
 };
 
+/**
+ * Upper bounds of the world's settings, checked before the world is generated: 50,000 training
+ * tasks take about 11 s to generate on this project's 2-core machine (800 take 0.2 s), so
+ * 100,000 is a minute at most, not a hang (1e12 never ends). The planner's bounds keep the
+ * preset, a model trained on the CPU, far below what a Float32Array or the memory can hold.
+ */
+export const WORLD_BOUNDS = {
+  entities: 2_000,
+  trainTasks: 100_000,
+  testTasks: 10_000,
+  maxValue: 1_000_000,
+  hiddenSize: 4_096,
+  layers: 64,
+  heads: 64,
+  intermediateSize: 16_384,
+  bpeMerges: 100_000,
+  /** Parameters of the decoder layers (embeddings aside): 10^9 is 4 GB of float32, already far past a CPU planner. */
+  layerParameters: 1e9,
+} as const;
+
+interface PlannerShape {
+  hiddenSize: number;
+  layers: number;
+  heads: number;
+  keyValueHeads: number;
+  intermediateSize: number;
+}
+
+/** The shape rules of a Qwen3 planner, each naming its key: whole heads, even RoPE pairs, grouped kv heads, a bounded size. */
+function checkPlannerShape(planner: PlannerShape, context: z.RefinementCtx): void {
+  const { hiddenSize, layers, heads, keyValueHeads, intermediateSize } = planner;
+  if (hiddenSize % heads !== 0) {
+    context.addIssue({ code: 'custom', path: ['hiddenSize'], message: `hiddenSize must be a multiple of heads (${heads})` });
+    return;
+  }
+  if ((hiddenSize / heads) % 2 !== 0) {
+    context.addIssue({ code: 'custom', path: ['hiddenSize'], message: `hiddenSize / heads (${hiddenSize / heads}) must be even for rotary embeddings` });
+  }
+  if (heads % keyValueHeads !== 0) {
+    context.addIssue({ code: 'custom', path: ['keyValueHeads'], message: `keyValueHeads must divide heads (${heads})` });
+  }
+  const headDim = hiddenSize / heads;
+  const perLayer = 2 * heads * headDim * hiddenSize + 2 * keyValueHeads * headDim * hiddenSize + 3 * intermediateSize * hiddenSize;
+  if (perLayer * layers > WORLD_BOUNDS.layerParameters) {
+    context.addIssue({
+      code: 'custom',
+      path: ['layers'],
+      message: `the planner's decoder layers would hold ${perLayer * layers} parameters, more than ${WORLD_BOUNDS.layerParameters} (a preset planner trains on the CPU; give policy.model.path for a larger model)`,
+    });
+  }
+}
+
 /** The generated task world of @agentflow/eval, with the random planner and the teacher made for it. */
 const worldTaskSchema = z
   .object({
     kind: z.literal('world'),
     seed: z.number().int().default(7).describe('Seed of the generated task world.'),
-    entities: z.number().int().positive().default(24).describe('Entities in the world corpus (fewer: each name recurs more, so copying it is learned).'),
-    trainTasks: z.number().int().positive().default(800),
-    testTasks: z.number().int().positive().default(60),
+    entities: z.number().int().positive().max(WORLD_BOUNDS.entities).default(24).describe('Entities in the world corpus (fewer: each name recurs more, so copying it is learned).'),
+    trainTasks: z.number().int().positive().max(WORLD_BOUNDS.trainTasks).default(800).describe('Training tasks the world generates.'),
+    testTasks: z.number().int().positive().max(WORLD_BOUNDS.testTasks).default(60).describe('Held-out tasks the world generates.'),
     levels: z.array(z.number().int().min(1).max(3)).min(1).default([1, 2]).describe('Lookups per question.'),
-    maxValue: z.number().int().min(2).default(9).describe('Largest number in a fact.'),
+    maxValue: z.number().int().min(2).max(WORLD_BOUNDS.maxValue).default(9).describe('Largest number in a fact.'),
     ...leakageFields,
     planner: z
       .object({
-        hiddenSize: z.number().int().positive().default(128),
-        layers: z.number().int().positive().default(2),
-        heads: z.number().int().positive().default(4),
-        keyValueHeads: z.number().int().positive().default(4),
-        intermediateSize: z.number().int().positive().default(256),
+        hiddenSize: z.number().int().positive().max(WORLD_BOUNDS.hiddenSize).default(128).describe('Width of the residual stream.'),
+        layers: z.number().int().positive().max(WORLD_BOUNDS.layers).default(2).describe('Decoder layers.'),
+        heads: z.number().int().positive().max(WORLD_BOUNDS.heads).default(4).describe('Query heads per layer.'),
+        keyValueHeads: z.number().int().positive().max(WORLD_BOUNDS.heads).default(4).describe('Key/value heads; must divide heads.'),
+        intermediateSize: z.number().int().positive().max(WORLD_BOUNDS.intermediateSize).default(256).describe('Width of the SiLU-gated MLP.'),
         embeddingStd: z.number().positive().default(0.5).describe('Std of the random embedding table (HF draws 0.02; LoRA cannot train it).'),
         sharedDirection: z
           .number()
@@ -80,10 +132,10 @@ const worldTaskSchema = z
           .positive()
           .default(3)
           .describe('Initial weight of q_norm and k_norm. LoRA cannot train norms, and at 1 an attention logit is at most sqrt(head_dim): too flat to copy one token.'),
-        bpeMerges: z.number().int().nonnegative().default(300).describe('BPE merges learned between the whole-word tokens (names, numbers).'),
+        bpeMerges: z.number().int().nonnegative().max(WORLD_BOUNDS.bpeMerges).default(300).describe('BPE merges learned between the whole-word tokens (names, numbers).'),
       })
       .strict()
-      .refine((planner) => planner.hiddenSize % planner.heads === 0, { message: 'hiddenSize must be a multiple of heads', path: ['hiddenSize'] })
+      .superRefine(checkPlannerShape)
       .prefault({})
       .describe('The random planner the world creates for `policy.model: { preset: tiny }`: its Qwen3 shape, the initialisation that lets LoRA alone learn the world, and its BPE tokenizer learned from the demonstrations.'),
     teacher: z

@@ -1,6 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
+import { checkModelWeights, loadQwen3Config } from '@agentflow/models';
 import type { RunConfig } from '../config/schema';
-import { guardedTaskSource } from './pipeline-context';
+import { type GuardedTaskSource, guardedTaskSource } from './pipeline-context';
+import { preflightProblems } from './preflight';
 
 export interface DryRunCheck {
   ok: boolean;
@@ -10,16 +12,24 @@ export interface DryRunCheck {
 
 type Fetch = typeof fetch;
 
-function checkModelFolder(what: string, source: RunConfig['policy']['model']): DryRunCheck {
+/**
+ * A model folder has its files, a config.json inside the bounds, and the weights that config
+ * implies (checked from the safetensors headers, no tensor read: see @agentflow/models checkModelWeights).
+ */
+async function checkModelFolder(what: string, source: RunConfig['policy']['model']): Promise<DryRunCheck> {
   if (!('path' in source)) return { ok: true, what, detail: `preset ${source.preset}, created on the first run` };
   const { path } = source;
   if (!existsSync(path)) return { ok: false, what, detail: `model folder ${path} does not exist` };
   const files = readdirSync(path);
   const missing = ['config.json', 'tokenizer.json', 'tokenizer_config.json'].filter((file) => !files.includes(file));
   if (!files.some((file) => file.endsWith('.safetensors'))) missing.push('*.safetensors');
-  return missing.length === 0
-    ? { ok: true, what, detail: `${path} has config, weights and tokenizer` }
-    : { ok: false, what, detail: `model folder ${path} lacks ${missing.join(', ')}` };
+  if (missing.length > 0) return { ok: false, what, detail: `model folder ${path} lacks ${missing.join(', ')}` };
+  try {
+    const plan = await checkModelWeights(path, loadQwen3Config(path));
+    return { ok: true, what, detail: `${path} has config, tokenizer and ${plan.parameters} parameters (${(plan.float32Bytes / 2 ** 30).toFixed(2)} GiB as float32)` };
+  } catch (error) {
+    return { ok: false, what, detail: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 async function checkEndpoint(what: string, url: string, fetchImpl: Fetch, headers: Record<string, string> = {}): Promise<DryRunCheck> {
@@ -38,19 +48,31 @@ function endpointUrl(endpoint: NonNullable<RunConfig['fixedModules']>): string {
   return endpoint.kind === 'ollama' ? `${endpoint.url.replace(/\/$/, '')}/api/tags` : `${endpoint.baseUrl.replace(/\/$/, '')}/models`;
 }
 
-/** The leakage guard of the run, as the run itself applies it: a refused leak fails the check, naming the pairs. */
-function leakageCheck(config: RunConfig): DryRunCheck {
+/**
+ * The leakage guard of the run, as the run itself applies it (a refused leak fails the check,
+ * naming the pairs), then the settings the guarded source cannot run (preflightProblems).
+ */
+function sourceChecks(config: RunConfig): DryRunCheck[] {
   const what = 'train/test leakage';
+  let guarded: GuardedTaskSource;
   try {
-    const { source, leakage } = guardedTaskSource(config);
-    const compared = `${leakage.checked.train} train x ${leakage.checked.test} test items compared at threshold ${leakage.threshold}`;
-    if (leakage.dropped.length > 0) {
-      return { ok: true, what, detail: `${compared}; ${leakage.dropped.length} leaked training item(s) will be dropped (onLeakage: drop): ${leakage.dropped.slice(0, 10).join(', ')}; ${source.split('train').length} remain` };
-    }
-    return { ok: true, what, detail: `${compared}; no near-duplicates` };
+    guarded = guardedTaskSource(config);
   } catch (error) {
-    return { ok: false, what, detail: error instanceof Error ? error.message : String(error) };
+    return [{ ok: false, what, detail: error instanceof Error ? error.message : String(error) }];
   }
+  const { source, leakage } = guarded;
+  const compared = `${leakage.checked.train} train x ${leakage.checked.test} test items compared at threshold ${leakage.threshold}`;
+  const leakageCheck =
+    leakage.dropped.length > 0
+      ? { ok: true, what, detail: `${compared}; ${leakage.dropped.length} leaked training item(s) will be dropped (onLeakage: drop): ${leakage.dropped.slice(0, 10).join(', ')}; ${source.split('train').length} remain` }
+      : { ok: true, what, detail: `${compared}; no near-duplicates` };
+  const problems = preflightProblems(config, guarded);
+  return [
+    leakageCheck,
+    ...(problems.length === 0
+      ? [{ ok: true, what: 'runnable settings', detail: 'the demonstrations fit policy.maxSteps; both splits have tasks' }]
+      : problems.map((problem) => ({ ok: false, what: `runnable settings (${problem.key})`, detail: problem.message }))),
+  ];
 }
 
 /**
@@ -63,7 +85,7 @@ export async function dryRunChecks(
 ): Promise<DryRunCheck[]> {
   const fetchImpl = settings.fetch ?? fetch;
   const env = settings.env ?? process.env;
-  const checks: DryRunCheck[] = [checkModelFolder('planner model', config.policy.model), checkModelFolder('PRM backbone', config.prm.backbone)];
+  const checks: DryRunCheck[] = [await checkModelFolder('planner model', config.policy.model), await checkModelFolder('PRM backbone', config.prm.backbone)];
   // The leakage check reads the data: only when every file is there.
   let dataPresent = true;
   if (config.task.kind === 'datasets') {
@@ -79,7 +101,7 @@ export async function dryRunChecks(
   } else {
     checks.push({ ok: true, what: 'tasks', detail: `generated world: ${config.task.trainTasks} train / ${config.task.testTasks} held-out tasks, seed ${config.task.seed}` });
   }
-  if (dataPresent) checks.push(leakageCheck(config));
+  if (dataPresent) checks.push(...sourceChecks(config));
   const endpoints: Array<[string, NonNullable<RunConfig['fixedModules']>]> = [];
   if (config.fixedModules) endpoints.push(['fixed modules', config.fixedModules]);
   if (config.label.kind === 'judge') endpoints.push(['step judge', config.label.endpoint]);

@@ -48,7 +48,8 @@ export function resolveConfig(settings: OpenRunSettings): RunConfig {
  * When they change it, `config.json` is rewritten, so it always records what the run uses.
  */
 function resumeConfig(configPath: string, set: readonly string[]): RunConfig {
-  if (set.length === 0) return runConfigSchema.parse(JSON.parse(readFileSync(configPath, 'utf8')));
+  // Checked like any config file: a corrupt one is an INVALID_CONFIG naming the file and the key.
+  if (set.length === 0) return loadConfig(configPath, runConfigSchema);
   const moved = set.find((text) => parseOverride(text).path[0] === 'out');
   if (moved !== undefined) {
     throw new AgentFlowError({
@@ -80,8 +81,8 @@ export function openRun(settings: OpenRunSettings): { config: RunConfig; run: Ru
         message: `--resume ${settings.resume}: ${configPath} is missing; expected a directory written by \`agentflow run\`.`,
       });
     }
-    const run = openRunDirectory(settings.resume, { mustExist: true });
-    return { config: resumeConfig(configPath, settings.set ?? []), run, resumed: true };
+    const config = resumeConfig(configPath, settings.set ?? []);
+    return { config, run: openRunDirectory(settings.resume, { mustExist: true }), resumed: true };
   }
   const config = resolveConfig(settings);
   const out = settings.out ?? config.out ?? join('runs', stamp((settings.now ?? (() => new Date()))()));

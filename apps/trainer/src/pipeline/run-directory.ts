@@ -1,6 +1,8 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AgentFlowError, appendJsonl, readJsonl, writeFileAtomic } from '@agentflow/core';
+import { z } from 'zod';
+import { readConfigFile, validateConfig } from '../config/load-config';
 import type { MetricsRow } from '../report/run-summary';
 
 /** What `state.json` records: the stages that finished, and what each produced. */
@@ -9,6 +11,20 @@ export interface RunState {
   createdAt: string;
   stages: Record<string, { finishedAt: string; result?: unknown }>;
 }
+
+/** What a state.json must hold; a stage's result is its own business. */
+const runStateSchema = z
+  .object({
+    version: z.literal(1).describe('Layout version of state.json.'),
+    createdAt: z.string().describe('When the run started (ISO 8601).'),
+    stages: z
+      .record(
+        z.string(),
+        z.object({ finishedAt: z.string().describe('When the stage finished (ISO 8601).'), result: z.unknown().optional() }).passthrough(),
+      )
+      .describe('The stages that finished, by name.'),
+  })
+  .passthrough();
 
 /**
  * A run directory. Everything a run writes goes here, append-only (JSONL) or replaced
@@ -54,15 +70,13 @@ export function openRunDirectory(path: string, { mustExist = false } = {}): RunD
     report: join(root, 'report.html'),
     checkpoints: join(root, 'checkpoints'),
   };
+  // Read whole and validated each time: a corrupt state.json is an INVALID_CONFIG naming the file and the key.
   const readState = (): RunState => {
     if (!existsSync(paths.state)) return { version: 1, createdAt: new Date().toISOString(), stages: {} };
-    try {
-      return JSON.parse(readFileSync(paths.state, 'utf8')) as RunState;
-    } catch (cause) {
-      throw new AgentFlowError({ code: 'CHECKPOINT_ERROR', message: `${paths.state} is not valid JSON.`, cause });
-    }
+    return validateConfig(readConfigFile(paths.state), runStateSchema, paths.state) as RunState;
   };
-  if (!existsSync(paths.state)) writeFileAtomic(paths.state, JSON.stringify(readState(), null, 2));
+  if (existsSync(paths.state)) readState();
+  else writeFileAtomic(paths.state, JSON.stringify(readState(), null, 2));
   return {
     root,
     paths,

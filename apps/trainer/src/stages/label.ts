@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { appendJsonl, assertNever, createRandom, readJsonl, type Trajectory } from '@agentflow/core';
+import { AgentFlowError, appendJsonl, assertNever, createRandom, readJsonl, type Trajectory } from '@agentflow/core';
 import { createFlowCompleter } from '@agentflow/flow';
 import { createJudgeLabeller, createMonteCarloLabeller, extractSteps, type LabelResult, type PrmExample } from '@agentflow/prm';
 import { createRunAgent } from '../pipeline/agent';
@@ -80,6 +80,15 @@ export const labelStage: Stage<PipelineContext> = {
     const collected = readJsonl<Trajectory>(run.paths.trajectories, { allowMissing: true })
       .filter((trajectory) => trajectory.id.startsWith('collect-'))
       .slice(0, settings.maxTrajectories);
+    const steps = collected.reduce((sum, trajectory) => sum + trajectory.steps.length, 0);
+    if (steps === 0) {
+      const endings = [...new Set(collected.map((trajectory) => trajectory.termination))].join(', ');
+      throw new AgentFlowError({
+        code: 'RUNTIME_ERROR',
+        message: `label: the collect stage yielded no planner steps to label (${collected.length} trajectories in ${run.paths.trajectories}${endings ? `, ended by ${endings}` : ''}); the PRM would have nothing to learn from. Check the planner (policy.model), policy.maxSteps and the task source, or use train.credit kind outcome, which needs no labels.`,
+        details: { trajectories: collected.length },
+      });
+    }
     const done = new Set(readJsonl<PrmExample>(labelsPath(context), { allowMissing: true }).map((example) => example.trajectoryId));
     const todo = collected.filter((trajectory) => !done.has(trajectory.id));
     let labelling: Labelling;

@@ -1,0 +1,52 @@
+import { AgentFlowError } from '@agentflow/core';
+import type { RunConfig } from '../config/schema';
+import type { GuardedTaskSource } from './pipeline-context';
+
+/** A setting the schema accepts but the pipeline cannot run, with the reason and the key. */
+export interface PreflightProblem {
+  /** Key path of the setting, e.g. `policy.maxSteps`. */
+  key: string;
+  message: string;
+}
+
+/**
+ * What the pipeline cannot run although every value is valid on its own, found from the
+ * task source before any stage: demonstrations longer than `policy.maxSteps` (the warm start's
+ * replay would stop before its finish step, and no task could be solved), an empty training
+ * or test split.
+ */
+export function preflightProblems(config: RunConfig, guarded: GuardedTaskSource): PreflightProblem[] {
+  const problems: PreflightProblem[] = [];
+  const train = guarded.source.split('train');
+  if (train.length === 0) {
+    problems.push({ key: 'task', message: `the training split is empty (after the leakage guard dropped ${guarded.leakage.dropped.length} item(s)); collect would yield no steps to label` });
+  }
+  if (guarded.source.split('test').length === 0) problems.push({ key: 'task', message: 'the test split is empty; nothing could be evaluated' });
+  if (guarded.configured.createTeacher) {
+    // A teacher of its own: its random draws are not those of the warm start's teacher.
+    const teacher = guarded.configured.createTeacher(config.seed);
+    let longest: { taskId: string; steps: number } | undefined;
+    for (const item of train) {
+      const steps = teacher(item)?.actions.length ?? 0;
+      if (steps > (longest?.steps ?? 0)) longest = { taskId: item.id, steps };
+    }
+    if (longest && longest.steps > config.policy.maxSteps) {
+      problems.push({
+        key: 'policy.maxSteps',
+        message: `${config.policy.maxSteps} planner decisions are fewer than the ${longest.steps} the demonstration of ${longest.taskId} takes (its finish included); set policy.maxSteps to at least ${longest.steps}`,
+      });
+    }
+  }
+  return problems;
+}
+
+/** Throws INVALID_CONFIG listing every {@link preflightProblems} problem, as `ORIGIN: key: reason`. */
+export function assertRunnable(config: RunConfig, guarded: GuardedTaskSource, origin: string): void {
+  const problems = preflightProblems(config, guarded);
+  if (problems.length === 0) return;
+  throw new AgentFlowError({
+    code: 'INVALID_CONFIG',
+    message: problems.map((problem) => `${origin}: ${problem.key}: ${problem.message}`).join('\n'),
+    details: { keys: problems.map((problem) => problem.key) },
+  });
+}
