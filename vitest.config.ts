@@ -4,9 +4,11 @@ import { defineConfig } from 'vitest/config';
 
 // Tests import workspace packages from their sources, so `vitest` needs no build.
 const packagesDir = fileURLToPath(new URL('./packages/', import.meta.url));
-const alias = Object.fromEntries(
-  readdirSync(packagesDir).map((name) => [`@agentflow/${name}`, `${packagesDir}${name}/src/index.ts`]),
-);
+// A subpath export `@agentflow/x/y` is the entry `packages/x/src/y/index.ts`.
+const alias = readdirSync(packagesDir).flatMap((name) => [
+  { find: new RegExp(`^@agentflow/${name}$`), replacement: `${packagesDir}${name}/src/index.ts` },
+  { find: new RegExp(`^@agentflow/${name}/([a-z-]+)$`), replacement: `${packagesDir}${name}/src/$1/index.ts` },
+]);
 
 export default defineConfig({
   resolve: { alias },

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // Fails when an import points up the package map of ../shared/DESIGN.md, when a package
-// imports a workspace package it does not declare, or when imports form a cycle (between
-// packages, or between the files of one package). Run by `pnpm test` and CI.
+// imports a workspace package it does not declare, when a declared edge has no import
+// behind it (a dependency that no shipped file imports, a devDependency that nothing
+// imports), when shipped code imports what only devDependencies declare, when an optional
+// peer is imported eagerly, or when imports form a cycle (between packages, or between
+// the files of one package). Run by `pnpm test` and CI.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,15 +27,18 @@ export const PACKAGE_LAYERS = {
 };
 
 const SCOPE = '@agentflow/';
-const importPattern = /(?:^|[\s;])(import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+const importPattern =
+  /(?:^|[\s;])(import|export)\s+(type\s+)?([^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|(?:import|require)\(\s*['"]([^'"]+)['"]\s*\)/g;
+const builtinPattern = /^node:/;
 
-function listSourceFiles(dir) {
+/** Files under `dir` that can hold imports; fixtures only when `withFixtures`. */
+function listSourceFiles(dir, withFixtures = false) {
   if (!existsSync(dir)) return [];
   const files = [];
   for (const entry of readdirSync(dir)) {
     const path = join(dir, entry);
     if (statSync(path).isDirectory()) {
-      if (entry !== 'node_modules' && entry !== '__fixtures__') files.push(...listSourceFiles(path));
+      if (entry !== 'node_modules' && (withFixtures || entry !== '__fixtures__')) files.push(...listSourceFiles(path, withFixtures));
     } else if (/\.(ts|tsx|mts|js|mjs)$/.test(entry) && !/\.d\.ts$/.test(entry)) {
       files.push(path);
     }
@@ -40,12 +46,32 @@ function listSourceFiles(dir) {
   return files;
 }
 
-/** Every import of a file: { specifier, typeOnly }. */
+/** Tests, test helpers and fixtures: they may use what only devDependencies declare. */
+export function isTestFile(path) {
+  return /\.test(-helper)?\.[cm]?[jt]sx?$/.test(path) || /[\\/]__fixtures__[\\/]/.test(path);
+}
+
+/** The package a bare specifier names (`@scope/name` or `name`), or undefined. */
+export function packageOf(specifier) {
+  if (specifier.startsWith('.') || specifier.startsWith('/') || builtinPattern.test(specifier)) return undefined;
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+/**
+ * Every import of a file: { specifier, typeOnly, lazy }. `typeOnly` for `import type` and
+ * for braces that hold only `type X` names; `lazy` for `import()` and `require()`.
+ */
 export function parseImports(source) {
   const imports = [];
   for (const match of source.matchAll(importPattern)) {
-    const specifier = match[3] ?? match[4];
-    if (specifier) imports.push({ specifier, typeOnly: Boolean(match[2]) });
+    const specifier = match[4] ?? match[5];
+    if (!specifier) continue;
+    const clause = (match[3] ?? '').trim();
+    const braces = /^\{([^}]*)\}\s*from$/.exec(clause);
+    const names = (braces?.[1] ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
+    const typeOnly = Boolean(match[2]) || (names.length > 0 && names.every((name) => /^type\s/.test(name)));
+    imports.push({ specifier, typeOnly, lazy: match[5] !== undefined });
   }
   return imports;
 }
@@ -84,6 +110,83 @@ function resolveRelative(fromFile, specifier, knownFiles) {
   return candidates.find((candidate) => knownFiles.has(candidate));
 }
 
+/** The names a manifest declares, by kind: runtime (dependencies and peers), optional peers, dev. */
+function declaredNames(manifest) {
+  const runtime = new Set(Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies }));
+  const optional = new Set(
+    Object.keys(manifest.peerDependencies ?? {}).filter((dep) => manifest.peerDependenciesMeta?.[dep]?.optional === true),
+  );
+  return { runtime, optional, dev: new Set(Object.keys(manifest.devDependencies ?? {})) };
+}
+
+/** What the files of a package import: for each package name, the files of each kind. */
+function collectUsage(root, dir, name, manifest, violations) {
+  const { runtime, optional, dev } = declaredNames(manifest);
+  const shippedUse = new Map();
+  const anyUse = new Set();
+  const files = listSourceFiles(join(dir, 'src'));
+  const knownFiles = new Set(files);
+  const fileGraph = new Map();
+  const scanned = [...listSourceFiles(join(dir, 'src'), true), ...listSourceFiles(join(dir, 'bench'), true)];
+  for (const file of scanned) {
+    const where = relative(root, file);
+    const shipped = knownFiles.has(file) && !isTestFile(file);
+    const local = [];
+    for (const { specifier, typeOnly, lazy } of parseImports(readFileSync(file, 'utf8'))) {
+      const target = packageOf(specifier);
+      if (target === undefined) {
+        if (specifier.startsWith('.') && !typeOnly && !lazy && knownFiles.has(file)) {
+          const resolved = resolveRelative(file, specifier, knownFiles);
+          if (resolved) local.push(resolved);
+        }
+        continue;
+      }
+      if (target === `${SCOPE}${name}`) continue;
+      anyUse.add(target);
+      const workspace = target.startsWith(SCOPE);
+      if (workspace && !runtime.has(target) && !dev.has(target)) {
+        violations.push(`${where}: imports ${target} but ${manifest.name} does not declare it in package.json.`);
+      } else if (shipped && workspace && !runtime.has(target)) {
+        violations.push(
+          `${where}: shipped code imports ${target}, which ${manifest.name} declares only in devDependencies (declare it in dependencies, or as an optional peer).`,
+        );
+      }
+      if (shipped && optional.has(target) && !typeOnly && !lazy) {
+        violations.push(
+          `${where}: imports the optional peer ${target} eagerly; load it on first use (import() through importOptional, or requireOptional) or import only its types.`,
+        );
+      }
+      if (shipped) shippedUse.set(target, where);
+    }
+    if (knownFiles.has(file)) fileGraph.set(file, local);
+  }
+  return { runtime, dev, shippedUse, anyUse, fileGraph };
+}
+
+/** Declared edges with no import behind them. */
+function unusedDeclarations(root, dir, manifest, usage) {
+  const violations = [];
+  const where = relative(root, join(dir, 'package.json'));
+  for (const dep of Object.keys(manifest.dependencies ?? {})) {
+    if (!usage.shippedUse.has(dep)) {
+      const hint = usage.anyUse.has(dep) ? 'only tests or benchmarks import it: move it to devDependencies' : 'no file imports it: remove it';
+      violations.push(`${where}: declares ${dep} in dependencies but no shipped file of src/ imports it (${hint}).`);
+    }
+  }
+  for (const dep of Object.keys(manifest.peerDependencies ?? {})) {
+    // A peer may be loaded by a computed specifier (optional third-party peers); a workspace peer may not.
+    if (dep.startsWith(SCOPE) && !usage.shippedUse.has(dep)) {
+      violations.push(`${where}: declares ${dep} in peerDependencies but no shipped file of src/ imports it.`);
+    }
+  }
+  for (const dep of usage.dev) {
+    if (dep.startsWith(SCOPE) && !usage.runtime.has(dep) && !usage.anyUse.has(dep)) {
+      violations.push(`${where}: declares ${dep} in devDependencies but no file (src, tests, bench) imports it.`);
+    }
+  }
+  return violations;
+}
+
 /** Checks the workspace at `root`; returns a list of human-readable violations. */
 export function checkDependencies(root) {
   const violations = [];
@@ -104,32 +207,11 @@ export function checkDependencies(root) {
       violations.push(`${relative(root, dir)}: package "${manifest.name}" is not on the package map (tools/check-deps.mjs).`);
       continue;
     }
-    const declared = new Set(
-      Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies, ...manifest.devDependencies })
-        .filter((dep) => dep.startsWith(SCOPE))
-        .map((dep) => dep.slice(SCOPE.length)),
+    const usage = collectUsage(root, dir, name, manifest, violations);
+    violations.push(...unusedDeclarations(root, dir, manifest, usage));
+    const edges = new Set(
+      [...usage.runtime, ...usage.dev, ...usage.anyUse].filter((dep) => dep.startsWith(SCOPE)).map((dep) => dep.slice(SCOPE.length)),
     );
-    const edges = new Set(declared);
-    const files = listSourceFiles(join(dir, 'src'));
-    const knownFiles = new Set(files);
-    const fileGraph = new Map();
-    for (const file of files) {
-      const where = relative(root, file);
-      const local = [];
-      for (const { specifier, typeOnly } of parseImports(readFileSync(file, 'utf8'))) {
-        if (specifier.startsWith(SCOPE)) {
-          const target = specifier.slice(SCOPE.length).split('/')[0];
-          edges.add(target);
-          if (target !== name && !declared.has(target)) {
-            violations.push(`${where}: imports ${SCOPE}${target} but ${manifest.name} does not declare it in package.json.`);
-          }
-        } else if (specifier.startsWith('.') && !typeOnly) {
-          const target = resolveRelative(file, specifier, knownFiles);
-          if (target) local.push(target);
-        }
-      }
-      fileGraph.set(file, local);
-    }
     for (const target of edges) {
       const targetLayer = PACKAGE_LAYERS[target];
       if (target === name) {
@@ -144,7 +226,7 @@ export function checkDependencies(root) {
       }
     }
     packageGraph.set(name, [...edges]);
-    const fileCycle = findCycle(fileGraph);
+    const fileCycle = findCycle(usage.fileGraph);
     if (fileCycle) {
       violations.push(`import cycle in ${manifest.name}: ${fileCycle.map((file) => relative(root, file)).join(' -> ')}`);
     }
@@ -161,5 +243,5 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     console.error(`Dependency check failed (${violations.length}):\n${violations.map((v) => `  - ${v}`).join('\n')}`);
     process.exit(1);
   }
-  console.log('Dependency check passed: every import points down the package map, no cycles.');
+  console.log('Dependency check passed: every import points down the package map, every declared edge is imported, no cycles.');
 }

@@ -64,6 +64,69 @@ describe('dependency-direction check', () => {
     expect(violations[0]).toMatch(/import cycle in @agentflow\/core: packages\/core\/src\/a\.ts -> packages\/core\/src\/b\.ts -> packages\/core\/src\/a\.ts/);
   });
 
+  it('fails on a declared workspace dependency that no file imports, and on one only tests import', () => {
+    const root = workspace({
+      'packages/core/package.json': manifest('core'),
+      'packages/core/src/index.ts': 'export const x = 1;\n',
+      'packages/tensor/package.json': manifest('tensor'),
+      'packages/tensor/src/index.ts': 'export const t = 1;\n',
+      'packages/dapo/package.json': manifest('dapo', ['core', 'tensor']),
+      'packages/dapo/src/index.ts': "export const d = 1;\n",
+      'packages/dapo/src/index.test.ts': "import { t } from '@agentflow/tensor';\nexport const used = t;\n",
+    });
+    const violations = checkDependencies(root).join('\n');
+    expect(violations).toMatch(/declares @agentflow\/core in dependencies but no shipped file of src\/ imports it \(no file imports it: remove it\)/);
+    expect(violations).toMatch(/declares @agentflow\/tensor in dependencies .* \(only tests or benchmarks import it: move it to devDependencies\)/);
+  });
+
+  it('accepts a devDependency used by tests, but not by shipped code, and fails on an unused one', () => {
+    const root = workspace({
+      'packages/core/package.json': manifest('core'),
+      'packages/core/src/index.ts': 'export const x = 1;\n',
+      'packages/tensor/package.json': manifest('tensor'),
+      'packages/tensor/src/index.ts': 'export const t = 1;\n',
+      'packages/models/package.json': manifest('models'),
+      'packages/models/src/index.ts': 'export const m = 1;\n',
+      'packages/dapo/package.json': JSON.stringify({
+        name: '@agentflow/dapo',
+        devDependencies: { '@agentflow/core': 'workspace:*', '@agentflow/tensor': 'workspace:*', '@agentflow/models': 'workspace:*' },
+      }),
+      'packages/dapo/src/index.ts': "import { x } from '@agentflow/core';\nexport const d = x;\n",
+      'packages/dapo/src/loop/__fixtures__/policy.ts': "import { t } from '@agentflow/tensor';\nexport const p = t;\n",
+    });
+    const violations = checkDependencies(root);
+    expect(violations).toHaveLength(2);
+    expect(violations[0]).toMatch(/packages\/dapo\/src\/index\.ts: shipped code imports @agentflow\/core, which @agentflow\/dapo declares only in devDependencies/);
+    expect(violations[1]).toMatch(/declares @agentflow\/models in devDependencies but no file \(src, tests, bench\) imports it/);
+  });
+
+  it('fails on an eager import of an optional peer, and accepts type-only and lazy ones', () => {
+    const peerManifest = JSON.stringify({
+      name: '@agentflow/memory',
+      dependencies: { '@agentflow/core': 'workspace:*' },
+      peerDependencies: { 'better-sqlite3': '^12.0.0', '@qdrant/js-client-rest': '^1.18.0' },
+      peerDependenciesMeta: { 'better-sqlite3': { optional: true }, '@qdrant/js-client-rest': { optional: true } },
+    });
+    const root = workspace({
+      'packages/core/package.json': manifest('core'),
+      'packages/core/src/index.ts': 'export const x = 1;\n',
+      'packages/memory/package.json': peerManifest,
+      'packages/memory/src/index.ts': [
+        "import { x } from '@agentflow/core';",
+        "import { type QdrantClient } from '@qdrant/js-client-rest';",
+        "import type Database from 'better-sqlite3';",
+        "export const load = () => import('@qdrant/js-client-rest');",
+        "export const open = () => require('better-sqlite3');",
+        'export const y = x;',
+      ].join('\n'),
+      'packages/memory/src/eager.ts': "import Database from 'better-sqlite3';\nexport { Database };\n",
+    });
+    const violations = checkDependencies(root);
+    expect(violations).toEqual([
+      expect.stringMatching(/packages\/memory\/src\/eager\.ts: imports the optional peer better-sqlite3 eagerly; load it on first use/),
+    ]);
+  });
+
   it('exits non-zero from the command line on a violation', () => {
     const root = workspace({
       'packages/core/package.json': manifest('core', ['trainer']),

@@ -52,3 +52,10 @@ export { formatByteCount, readLimitedBody, type ReadLimitedBodySettings } from '
 export { createRandom, type Random, type RandomState } from './random/seeded-random';
 export { appendJsonl, readJsonl, writeFileAtomic, type ReadJsonlSettings } from './jsonl/jsonl';
 export { formatZodIssues } from './errors/format-zod-issues';
+/** Optional peer dependencies loaded on first use, with an error naming the package when missing. */
+export {
+  importOptional,
+  isMissingPackageError,
+  requireOptional,
+  type OptionalDependencySettings,
+} from './modules/optional-dependency';

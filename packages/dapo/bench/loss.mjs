@@ -3,7 +3,8 @@
 // Usage: pnpm --filter @agentflow/dapo bench   (after pnpm --filter @agentflow/dapo build)
 import { createRandom } from '@agentflow/core';
 import { createGraphBuilder, createRuntime } from '@agentflow/tensor';
-import { addClippedSurrogate, aggregationTokenWeights, clippedSurrogate, sequenceSurrogateLoss } from '../dist/index.js';
+import { addClippedSurrogate } from '../dist/graph.js';
+import { aggregationTokenWeights, clippedSurrogate, sequenceSurrogateLoss } from '../dist/index.js';
 
 const rows = 4096;
 const width = 256;

@@ -45,14 +45,7 @@ export type { DapoStepMetrics } from './loop/step-metrics';
 export { buildMicroBatches, buildTrainingRows, miniBatchRowIndices, type MicroBatchSettings, type TrainingRow } from './loop/training-rows';
 export { createDataCursor, type DataCursor, type DataCursorState } from './loop/data-cursor';
 export { loadLatestCheckpoint, saveCheckpoint, type TrainerState } from './loop/checkpoint-store';
-/** The clipped surrogate as an ONNX graph on @agentflow/tensor, for policies that train in ONNX Runtime. */
-export {
-  addClippedSurrogate,
-  clippedSurrogateObjective,
-  clippedSurrogateTerms,
-  type ObjectiveGraphTensors,
-  type SurrogateGraph,
-  type SurrogateGraphSettings,
-  type SurrogateGraphTerms,
-  type SurrogateTensors,
-} from './graph/clipped-surrogate-graph';
+/*
+ * The clipped surrogate as an ONNX graph on @agentflow/tensor is the subpath export
+ * `@agentflow/dapo/graph` (src/graph/index.ts), so that this entry needs no tensor engine.
+ */

@@ -36,7 +36,7 @@ export { createWebSearchTool, type WebSearchToolSettings } from './search/web-se
 /** Wikipedia search + article intros through the MediaWiki action API. */
 export { createWikipediaTool, type WikipediaToolSettings } from './search/wikipedia-tool';
 /** Serves a registry over MCP. */
-export { createMcpServer, type McpServerSettings } from './mcp/mcp-server';
+export { createMcpServer, type McpServerHandle, type McpServerSettings } from './mcp/mcp-server';
 /** Joins the tools of an external MCP server (stdio or Streamable HTTP). */
 export {
   connectMcpTools,

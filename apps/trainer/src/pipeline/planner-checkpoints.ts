@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChatMessage, LanguageModel } from '@agentflow/core';
-import { clippedSurrogateObjective } from '@agentflow/dapo';
+import { clippedSurrogateObjective } from '@agentflow/dapo/graph';
 import { createPolicyModel } from '@agentflow/llm';
 import { createLocalPolicy, type LocalPolicy, loadLoraAdapter, loadModel, loadTokenizer, mergeLoraAdapter, type ModelTokenizer, saveModelFolder } from '@agentflow/models';
 import type { RunConfig } from '../config/schema';

@@ -23,6 +23,8 @@ export type AgentFlowErrorCode =
   | 'SANDBOX_VIOLATION'
   | 'DATA_LEAKAGE'
   | 'CHECKPOINT_ERROR'
+  /** An optional peer dependency a feature needs is not installed (the package is named). */
+  | 'MISSING_DEPENDENCY'
   | 'INTERNAL';
 
 const marker = Symbol.for('agentflow.error');
@@ -68,8 +70,8 @@ export function describeValue(value: unknown, maxLength = 80): string {
     text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   } catch {
     // JSON.stringify throws on cycles, BigInts and nesting deeper than the stack; String() of a
-    // deeply nested array recurses too, so containers are only named.
-    text = Array.isArray(value) ? `[an array of ${value.length}]` : typeof value === 'object' && value !== null ? '[an object]' : String(value);
+    // deeply nested array recurses as deep, so an array is only named.
+    text = Array.isArray(value) ? `[an array of ${value.length}]` : String(value);
   }
   return text.length > maxLength ? `${text.slice(0, maxLength - 3)}...` : text;
 }

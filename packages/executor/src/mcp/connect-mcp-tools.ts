@@ -1,10 +1,11 @@
 import { AgentFlowError, type ToolContext, type ToolResult, assertNever } from '@agentflow/core';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { z } from 'zod';
 import type { JsonSchema, JsonSchemaTool } from '../registry/input-schema';
+import { loadMcpClientSdk } from './load-mcp-sdk';
+
+type McpClientSdk = ReturnType<typeof loadMcpClientSdk>;
 
 /** How to reach an MCP server. */
 export type McpServerTarget =
@@ -62,7 +63,8 @@ export async function connectMcpTools(settings: ConnectMcpToolsSettings): Promis
   if (settings.signal?.aborted) {
     throw new AgentFlowError({ code: 'ABORTED', message: `Connecting to the MCP server ${where} was cancelled.`, details: { target: where } });
   }
-  const client = new Client({ name: 'agentflow', version: '0.1.0' });
+  const sdk = loadMcpClientSdk('connectMcpTools');
+  const client = new sdk.Client({ name: 'agentflow', version: '0.1.0' });
   // Settles when the transport has closed: for stdio, when the server process has exited.
   const closed = new Promise<void>((resolve) => {
     client.onclose = resolve;
@@ -75,10 +77,10 @@ export async function connectMcpTools(settings: ConnectMcpToolsSettings): Promis
     await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
     clearTimeout(timer);
   };
-  const transport = createTransport(target);
+  const transport = createTransport(sdk, target);
   // Always drained: a stdio server blocks once its stderr pipe is full.
   let stderrTail = '';
-  if (transport instanceof StdioClientTransport) {
+  if (transport instanceof sdk.StdioClientTransport) {
     transport.stderr?.on('data', (chunk: Buffer) => {
       stderrTail = `${stderrTail}${chunk.toString('utf8')}`.slice(-STDERR_TAIL_CHARS);
     });
@@ -126,18 +128,18 @@ export async function connectMcpTools(settings: ConnectMcpToolsSettings): Promis
   return { tools, server: { name: announced?.name ?? '', version: announced?.version ?? '' }, close };
 }
 
-function createTransport(target: McpServerTarget): Transport {
+function createTransport(sdk: McpClientSdk, target: McpServerTarget): Transport {
   switch (target.type) {
     case 'stdio':
-      return new StdioClientTransport({
+      return new sdk.StdioClientTransport({
         command: target.command,
         args: target.args ?? [],
-        env: { ...getDefaultEnvironment(), ...target.env },
+        env: { ...sdk.getDefaultEnvironment(), ...target.env },
         ...(target.cwd === undefined ? {} : { cwd: target.cwd }),
         stderr: 'pipe',
       });
     case 'http':
-      return new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers ?? {} } });
+      return new sdk.StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers ?? {} } });
     default:
       return assertNever(target, 'MCP transport');
   }

@@ -1,6 +1,6 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolRegistry } from '../registry/tool-registry';
+import { loadMcpServerSdk } from './load-mcp-sdk';
 
 export interface McpServerSettings {
   /** Server name announced to clients. Default `agentflow`. */
@@ -14,11 +14,24 @@ export interface McpServerSettings {
 }
 
 /**
+ * The MCP SDK `Server` that {@link createMcpServer} returns, described here so that these
+ * types need no optional peer installed (cast to the SDK's `Server` for the rest of it).
+ */
+export interface McpServerHandle {
+  /** Starts serving on an SDK transport (e.g. `StdioServerTransport`, `StreamableHTTPServerTransport`). */
+  connect(transport: object): Promise<void>;
+  close(): Promise<void>;
+  onclose?: (() => void) | undefined;
+}
+
+/**
  * Serves a tool registry over MCP: `tools/list` shows the catalogue (JSON schemas of the
  * inputs), `tools/call` runs the registry (errors come back with `isError: true`, never
  * as protocol failures). Connect it to any SDK transport, e.g. `StdioServerTransport`.
+ * Needs the optional peer `@modelcontextprotocol/sdk` (MISSING_DEPENDENCY without it).
  */
-export function createMcpServer(registry: ToolRegistry, settings: McpServerSettings = {}): Server {
+export function createMcpServer(registry: ToolRegistry, settings: McpServerSettings = {}): McpServerHandle {
+  const { Server, CallToolRequestSchema, ListToolsRequestSchema } = loadMcpServerSdk('createMcpServer');
   // The low-level Server, because the registry's schemas are JSON schemas already
   // (external MCP tools have no zod schema), which McpServer.registerTool cannot take.
   const server = new Server({ name: settings.name ?? 'agentflow', version: settings.version ?? '0.1.0' }, { capabilities: { tools: {} } });

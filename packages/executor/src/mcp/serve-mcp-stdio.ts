@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { ToolRegistry } from '../registry/tool-registry';
+import { loadMcpServerSdk } from './load-mcp-sdk';
 import { type McpServerSettings, createMcpServer } from './mcp-server';
 
 export interface ServeMcpStdioSettings extends McpServerSettings {
@@ -17,6 +17,7 @@ export interface ServeMcpStdioSettings extends McpServerSettings {
  * disposes the registry. Nothing else may write to stdout meanwhile.
  */
 export async function serveMcpOverStdio(registry: ToolRegistry, settings: ServeMcpStdioSettings = {}): Promise<void> {
+  const { StdioServerTransport } = loadMcpServerSdk('serveMcpOverStdio');
   const stdin = settings.stdin ?? process.stdin;
   const server = createMcpServer(registry, settings);
   const disposeTask = server.onclose;

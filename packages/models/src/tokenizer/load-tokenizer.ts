@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { AgentFlowError, type ChatMessage } from '@agentflow/core';
+import { AgentFlowError, type ChatMessage, importOptional } from '@agentflow/core';
 import type { AutoTokenizer } from '@huggingface/transformers';
 import { byteLevelTokenBytes, unicodeToByteMap } from './byte-to-unicode';
 import { REQUIRED_TOKENIZER_FILES } from './copy-tokenizer-files';
@@ -99,7 +99,10 @@ export async function loadTokenizer(dir: string, settings: LoadTokenizerSettings
     }
   }
   // Loaded on first use: the library is large, and most commands never tokenize.
-  const { AutoTokenizer: autoTokenizer, env } = await import('@huggingface/transformers');
+  const { AutoTokenizer: autoTokenizer, env } = await importOptional(() => import('@huggingface/transformers'), {
+    packageName: '@huggingface/transformers',
+    feature: 'loadTokenizer',
+  });
   // transformers.js reads `env` when loading; set it for this call only and restore it.
   const saved = {
     allowRemoteModels: env.allowRemoteModels,

@@ -5,13 +5,18 @@ import {
   type MemorySearchResult,
   type MemoryStore,
   assertNever,
+  importOptional,
 } from '@agentflow/core';
-import { QdrantClient } from '@qdrant/js-client-rest';
+import type { QdrantClient } from '@qdrant/js-client-rest';
 import { assertEmbeddingSize, parseMemoryQuery, parseMemoryRecords } from '../memory-record-schema';
 import { reciprocalRankFusion } from '../reciprocal-rank-fusion';
 import { type SparseVector, encodeBm25Document, encodeBm25Query } from './bm25-sparse-encoder';
 import { toPointId } from './point-id';
-import { type QdrantMemoryStoreSettings, parseQdrantMemoryStoreSettings } from './qdrant-settings';
+import {
+  type QdrantMemoryStoreSettings,
+  type ResolvedQdrantMemoryStoreSettings,
+  parseQdrantMemoryStoreSettings,
+} from './qdrant-settings';
 import { createClosedGuard } from '../closed-guard';
 
 const DENSE = 'embedding';
@@ -35,6 +40,20 @@ interface QdrantPoint {
   score?: number;
 }
 
+/** A client for the settings' URL; the Qdrant client is an optional peer, loaded on first use. */
+async function openQdrantClient(resolved: ResolvedQdrantMemoryStoreSettings): Promise<QdrantClient> {
+  const { QdrantClient: Client } = await importOptional(() => import('@qdrant/js-client-rest'), {
+    packageName: '@qdrant/js-client-rest',
+    feature: 'createQdrantMemoryStore',
+  });
+  return new Client({
+    url: resolved.url,
+    ...(resolved.apiKey ? { apiKey: resolved.apiKey } : {}),
+    timeout: resolved.timeoutMs,
+    checkCompatibility: false,
+  });
+}
+
 /**
  * The cross-task memory on a Qdrant server, behind the same interface as the SQLite store.
  * Vector search uses a named dense vector (cosine); BM25 uses a named sparse vector whose
@@ -44,14 +63,7 @@ interface QdrantPoint {
  */
 export async function createQdrantMemoryStore(settings: QdrantMemoryStoreSettings): Promise<MemoryStore> {
   const resolved = parseQdrantMemoryStoreSettings(settings);
-  const client =
-    resolved.client ??
-    new QdrantClient({
-      url: resolved.url,
-      ...(resolved.apiKey ? { apiKey: resolved.apiKey } : {}),
-      timeout: resolved.timeoutMs,
-      checkCompatibility: false,
-    });
+  const client = (resolved.client as QdrantClient | undefined) ?? (await openQdrantClient(resolved));
   const { collection, dimensions } = resolved;
 
   const call = async <T>(what: string, operation: () => Promise<T>): Promise<T> => {

@@ -1,5 +1,4 @@
 import { AgentFlowError, formatZodIssues } from '@agentflow/core';
-import type { QdrantClient } from '@qdrant/js-client-rest';
 import { z } from 'zod';
 import { RECIPROCAL_RANK_FUSION_K } from '../reciprocal-rank-fusion';
 
@@ -34,10 +33,13 @@ export const qdrantMemoryStoreSettingsSchema = z.object({
     .default(RECIPROCAL_RANK_FUSION_K)
     .describe('Reciprocal rank fusion constant (Cormack, Clarke and Büttcher 2009: k = 60).'),
   timeoutMs: z.number().int().positive().default(30_000).describe('Per-request timeout.'),
+  // Typed `object`, not QdrantClient, so that these types need no optional peer installed.
   client: z
-    .custom<QdrantClient>((value) => typeof value === 'object' && value !== null, 'expected a QdrantClient')
+    .custom<object>((value) => typeof value === 'object' && value !== null, 'expected a QdrantClient')
     .optional()
-    .describe('An already configured client (tests, custom transport); url and apiKey are then ignored.'),
+    .describe(
+      'An already configured QdrantClient of @qdrant/js-client-rest (tests, custom transport); url and apiKey are then ignored.',
+    ),
 });
 
 export type QdrantMemoryStoreSettings = z.input<typeof qdrantMemoryStoreSettingsSchema>;

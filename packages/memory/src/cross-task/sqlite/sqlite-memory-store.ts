@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import {
   AgentFlowError,
   type MemoryQuery,
@@ -5,9 +6,9 @@ import {
   type MemorySearchResult,
   type MemoryStore,
   assertNever,
+  requireOptional,
 } from '@agentflow/core';
-import Database from 'better-sqlite3';
-import * as sqliteVec from 'sqlite-vec';
+import type Database from 'better-sqlite3';
 import { assertEmbeddingSize, parseMemoryQuery, parseMemoryRecords } from '../memory-record-schema';
 import { reciprocalRankFusion } from '../reciprocal-rank-fusion';
 import { runMigrations } from './migrations';
@@ -15,6 +16,13 @@ import { createSqliteBm25Search } from './sqlite-bm25-search';
 import { type SqliteMemoryStoreSettings, parseSqliteMemoryStoreSettings } from './sqlite-settings';
 import { createSqliteVectorIndex } from './sqlite-vector-index';
 import { createClosedGuard } from '../closed-guard';
+
+const require = createRequire(import.meta.url);
+
+/** The part of `sqlite-vec` the store uses. */
+interface SqliteVec {
+  load(database: Database.Database): void;
+}
 
 interface RecordRow {
   row_id: number;
@@ -44,9 +52,14 @@ interface RankedRow {
  */
 export function createSqliteMemoryStore(settings: SqliteMemoryStoreSettings): MemoryStore {
   const resolved = parseSqliteMemoryStoreSettings(settings);
+  // Optional peers, loaded here so that installing @agentflow/memory builds no native module.
+  const openDatabase = requireOptional(() => require('better-sqlite3') as typeof Database, {
+    packageName: 'better-sqlite3',
+    feature: 'createSqliteMemoryStore',
+  });
   let database: Database.Database;
   try {
-    database = new Database(resolved.path, { timeout: resolved.busyTimeoutMs });
+    database = new openDatabase(resolved.path, { timeout: resolved.busyTimeoutMs });
   } catch (error) {
     throw new AgentFlowError({
       code: 'INVALID_CONFIG',
@@ -201,6 +214,10 @@ export function createSqliteMemoryStore(settings: SqliteMemoryStoreSettings): Me
 }
 
 function loadVectorExtension(database: Database.Database): void {
+  const sqliteVec = requireOptional(() => require('sqlite-vec') as SqliteVec, {
+    packageName: 'sqlite-vec',
+    feature: 'createSqliteMemoryStore',
+  });
   try {
     sqliteVec.load(database);
   } catch (error) {
