@@ -32,5 +32,9 @@ describe('AgentFlowError', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     expect(describeValue(cyclic)).toBe('[object Object]');
+    // 100,000 levels: deeper than JSON.stringify (and String) can recurse.
+    let deep: unknown[] = [];
+    for (let level = 0; level < 100_000; level++) deep = [deep];
+    expect(describeValue(deep)).toBe('[an array of 1]');
   });
 });
