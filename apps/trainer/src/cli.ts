@@ -7,6 +7,8 @@ async function main(argv: string[]): Promise<number> {
   const program = createProgram({
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
+    // Time limits (solve --time-limit) count from the process start, module loading included.
+    startedAt: performance.timeOrigin,
   });
   try {
     await program.parseAsync(argv);

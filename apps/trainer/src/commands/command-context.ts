@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 export interface CommandContext {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
+  /** When the command began, in ms since the epoch (the CLI: its process start); time limits count from it. Default: when the command's action runs. */
+  startedAt?: number;
 }
 
 /** Adds one subcommand to the program. One file per subcommand, each exporting one of these. */

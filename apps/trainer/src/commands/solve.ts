@@ -1,20 +1,22 @@
 import { resolve } from 'node:path';
-import { AgentFlowError } from '@agentflow/core';
+import { AgentFlowError, type Trajectory } from '@agentflow/core';
 import { answerFormatFor, checkAnswer } from '@agentflow/eval';
 import { createCrossTaskMemory, createGenerator, runFlow } from '@agentflow/flow';
+import { createDeadline } from '@agentflow/llm';
 import { createSqliteMemoryStore } from '@agentflow/memory';
 import { createCompactPromptTemplate, createFullPromptTemplate, createPlanner } from '@agentflow/planner';
 import { createVerifier } from '@agentflow/verifier';
 import { loadConfig } from '../config/load-config';
 import { runConfigSchema } from '../config/schema';
 import type { CommandContext, RegisterCommand } from './command-context';
-import { createPlannerModel, endpointModelOf, parseEndpointSpec } from './solve/cli-models';
-import { parsePlannerSpec, parsePositiveInteger } from './solve/planner-spec';
+import { createPlannerModel, endpointModelOf, type ModelConnection, parseEndpointSpec } from './solve/cli-models';
+import { parsePlannerSpec, parsePositiveInteger, parsePositiveSeconds } from './solve/planner-spec';
 import { formatOutcome, formatStep } from './solve/print-step';
 import { resolveSolveToolFlags, type SolveToolFlags } from './solve/solve-tool-flags';
 import { createAgentTools } from '../tools/agent-tools';
 
 interface SolveOptions extends SolveToolFlags {
+  maxResponseBytes?: string;
   planner: string;
   fixedModules?: string;
   memory?: string;
@@ -34,7 +36,7 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
   const seed = options.config ? loadConfig(options.config, runConfigSchema).seed : 0;
   const spec = parsePlannerSpec(options.planner);
   const maxSteps = parsePositiveInteger('--max-steps', options.maxSteps);
-  const timeLimitS = parsePositiveInteger('--time-limit', options.timeLimit);
+  const timeLimitMs = parsePositiveSeconds('--time-limit', options.timeLimit) * 1000;
   const template = options.template ?? (spec.kind === 'local' ? 'compact' : 'full');
   if (template !== 'full' && template !== 'compact') {
     throw new AgentFlowError({
@@ -44,7 +46,11 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
   }
   const toolSettings = resolveSolveToolFlags(options, process.env);
   // The fixed verifier and generator: an HTTP model at the planner's URLs.
-  const fixedModel = options.fixedModules === undefined ? undefined : endpointModelOf(parseEndpointSpec('--fixed-modules', options.fixedModules), options);
+  const connection: ModelConnection = {
+    ...options,
+    maxResponseBytes: options.maxResponseBytes === undefined ? undefined : parsePositiveInteger('--max-response-bytes', options.maxResponseBytes),
+  };
+  const fixedModel = options.fixedModules === undefined ? undefined : endpointModelOf(parseEndpointSpec('--fixed-modules', options.fixedModules), connection);
   const memoryK = parsePositiveInteger('--memory-k', options.memoryK);
   // Everything above only read flags; from here on, what starts is stopped in `finally`,
   // on an error and on Ctrl-C alike (a second Ctrl-C kills the process as usual).
@@ -52,11 +58,19 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
   const onInterrupt = () => controller.abort();
   process.once('SIGINT', onInterrupt);
   process.once('SIGTERM', onInterrupt);
+  // --time-limit counts from the start of the command (the CLI's process start): loading, tools and servers spend it too.
+  const deadline = createDeadline({
+    timeLimitMs,
+    ...(context.startedAt === undefined ? {} : { startedAt: context.startedAt }),
+    parent: controller.signal,
+    what: 'the --time-limit',
+  });
   const cleanups: Array<() => Promise<unknown>> = [];
+  cleanups.push(async () => deadline.dispose());
   try {
-    const { tools, close } = await createAgentTools({ ...toolSettings, signal: controller.signal, warn: context.stderr });
+    const { tools, close } = await createAgentTools({ ...toolSettings, signal: deadline.signal, warn: context.stderr });
     cleanups.push(close);
-    const { model, release, actionSchemaStyle } = await createPlannerModel(options.planner, options);
+    const { model, release, actionSchemaStyle } = await createPlannerModel(options.planner, connection);
     cleanups.push(release);
     // Cross-task memory on request: solved questions of earlier solves as examples; this one is kept when --reference says it is right.
     const memory = options.memory === undefined ? undefined : createCrossTaskMemory({ store: createSqliteMemoryStore({ path: resolve(options.memory) }), k: memoryK });
@@ -75,14 +89,15 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
           actionSchemaStyle,
         }),
         tools,
-        verifier: createVerifier({ rules: { maxSteps, timeLimitMs: timeLimitS * 1000 }, ...(fixedModel ? { llm: { model: fixedModel } } : {}) }),
+        verifier: createVerifier({ rules: { maxSteps, timeLimitMs }, ...(fixedModel ? { llm: { model: fixedModel } } : {}) }),
         generator: createGenerator({ model: fixedModel ?? model }),
         ...(examples ? { examples } : {}),
         listener: (event) => {
           if (!options.json && event.type === 'step-end') context.stdout(formatStep(event.step));
         },
       },
-      { signal: controller.signal },
+      // The command's deadline bounds the run: its TIMEOUT ends the run as a timeout, Ctrl-C as a cancellation.
+      { signal: deadline.signal, timeLimitMs },
     );
     context.stdout(options.json ? `${JSON.stringify(trajectory, null, 2)}\n` : formatOutcome(trajectory));
     if (options.reference !== undefined) {
@@ -91,18 +106,28 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
       const kept = (await memory?.remember(trajectory, correct ? 1 : 0)) ?? false;
       context.stderr(`reference ${JSON.stringify(options.reference)}: ${correct ? 'correct' : 'wrong'}${memory ? (kept ? '; kept in memory' : '; not kept in memory') : ''}\n`);
     }
-    if (trajectory.termination === 'error' && trajectory.answer === null) {
-      throw new AgentFlowError({
-        code: 'RUNTIME_ERROR',
-        message: trajectory.error ?? 'The run ended without an answer.',
-        details: { termination: trajectory.termination },
-      });
-    }
+    if (trajectory.answer === null) throw noAnswerError(trajectory);
   } finally {
     process.removeListener('SIGINT', onInterrupt);
     process.removeListener('SIGTERM', onInterrupt);
     await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
   }
+}
+
+/** Why `solve` exits non-zero: the run ended without an answer (TIMEOUT past --time-limit). */
+function noAnswerError(trajectory: Trajectory): AgentFlowError {
+  const steps = `${trajectory.steps.length} step${trajectory.steps.length === 1 ? '' : 's'}`;
+  const byTermination: Record<Trajectory['termination'], string> = {
+    timeout: `${trajectory.error ?? `the time limit ran out after ${steps}`} Raise --time-limit to give it longer.`,
+    error: trajectory.error ?? `The run failed after ${steps} without an answer.`,
+    max_steps: `No answer after ${steps} (--max-steps): the planner did not finish${trajectory.error ? ` and ${trajectory.error}` : ' and no answer was written'}; raise --max-steps or add --fixed-modules.`,
+    finished: `The run finished after ${steps} without an answer (an empty finish input).`,
+  };
+  return new AgentFlowError({
+    code: trajectory.termination === 'timeout' ? 'TIMEOUT' : 'RUNTIME_ERROR',
+    message: byTermination[trajectory.termination],
+    details: { termination: trajectory.termination, steps: trajectory.steps.length },
+  });
 }
 
 /** Repeatable string options; absent until given once. */
@@ -118,7 +143,8 @@ export const registerSolveCommand: RegisterCommand = (program, context) => {
     .option('--openai-base-url <url>', 'OpenAI-compatible base URL (ends before /chat/completions)', 'https://api.openai.com/v1')
     .option('--api-key-env <name>', 'environment variable with the OpenAI-compatible API key ("" for none)', 'OPENAI_API_KEY')
     .option('--max-steps <n>', 'planner steps at most', '10')
-    .option('--time-limit <seconds>', 'wall-clock limit of the run', '300')
+    .option('--max-response-bytes <n>', 'cap on one reply body of the HTTP models (their maxResponseBytes; default 8 MiB)')
+    .option('--time-limit <seconds>', 'wall-clock limit of the whole command, every model call, retry and wait included (a positive number; exits 1 when it runs out before an answer)', '300')
     .option('--no-python', 'leave the sandboxed python tool out')
     .option('--corpus <file>', 'JSONL corpus ({id, title, text} per line) for the corpus_search tool')
     .option('--web-search', 'add web_search (Tavily; reaches the network; needs the key of --tavily-key-env)')

@@ -1,5 +1,5 @@
 import type { Tool } from '@agentflow/core';
-import { createOllamaModel } from '@agentflow/llm';
+import { createDeadline, createOllamaModel } from '@agentflow/llm';
 import { createPlanner } from '@agentflow/planner';
 import { createVerifier } from '@agentflow/verifier';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -60,6 +60,16 @@ describe("runFlow's one deadline, the generator included", () => {
     });
     expect(trajectory.steps).toHaveLength(1);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it("a caller's signal that carries an earlier deadline ends the run as a timeout naming that limit, not as a cancellation", async () => {
+    const command = createDeadline({ timeLimitMs: 600, what: 'the --time-limit' });
+    const trajectory = await runFlow('q', agent(5), { signal: command.signal, timeLimitMs: 60_000 });
+    expect(trajectory).toMatchObject({
+      termination: 'timeout',
+      answer: null,
+      error: 'The --time-limit (0.6 s) ran out after 0 steps, before an answer was written.',
+    });
   });
 
   it('a time limit above 2^31 - 1 ms does not overflow into "timeout after 0 steps"', async () => {

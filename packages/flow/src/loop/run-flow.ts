@@ -1,4 +1,5 @@
 import {
+  AgentFlowError,
   type PlannerAction,
   type RunEvent,
   type RunEventListener,
@@ -7,7 +8,7 @@ import {
   type Trajectory,
   trajectorySchema,
 } from '@agentflow/core';
-import { createDeadline, formatSeconds } from '@agentflow/llm';
+import { createDeadline } from '@agentflow/llm';
 import { createInTaskMemory, type InTaskMemory } from '@agentflow/memory';
 import type { Planner } from '@agentflow/planner';
 import type { Verifier } from '@agentflow/verifier';
@@ -111,6 +112,9 @@ export async function runFlowFrom(
   });
   const deadline = createDeadline({ timeLimitMs, parent: limits.signal, what: "the run's time limit" });
   const { signal } = deadline;
+  // A caller's signal that aborts with a TIMEOUT reason (its own deadline) ends the run as a timeout, not a cancellation.
+  const timedOut = () => deadline.expired() || AgentFlowError.hasCode(limits.signal?.reason, 'TIMEOUT');
+  const cancelled = () => Boolean(limits.signal?.aborted) && !timedOut();
   const memory: InTaskMemory = createInTaskMemory(question, start.steps.map(memoryEntryOf));
   const steps: Step[] = [...start.steps];
   let termination: Termination | undefined;
@@ -125,12 +129,12 @@ export async function runFlowFrom(
   let modelFailed = false;
 
   const interrupted = (): boolean => {
-    if (limits.signal?.aborted) {
+    if (cancelled()) {
       termination = 'error';
       error = 'Cancelled.';
       return true;
     }
-    if (deadline.expired()) {
+    if (timedOut()) {
       termination = 'timeout';
       return true;
     }
@@ -229,7 +233,7 @@ export async function runFlowFrom(
   // The generator runs under the run's deadline too: past it, a finish input still answers
   // and a model is not asked.
   let answer: string | null = null;
-  if (!limits.signal?.aborted && !modelFailed) {
+  if (!cancelled() && !modelFailed) {
     try {
       answer = await modules.generator.generate({
         question,
@@ -238,7 +242,7 @@ export async function runFlowFrom(
         signal,
       });
     } catch (caught) {
-      if (!deadline.expired()) {
+      if (!timedOut()) {
         error = [error, `Generator failed: ${messageOf(caught)}`].filter(Boolean).join(' ');
         if (termination === 'finished') termination = 'error';
       } else termination = 'timeout';
@@ -247,7 +251,9 @@ export async function runFlowFrom(
   deadline.dispose();
   if (termination === 'timeout' && answer === null) {
     const count = `${steps.length} step${steps.length === 1 ? '' : 's'}`;
-    error ??= `The run's time limit (${formatSeconds(timeLimitMs)}) ran out after ${count}, before an answer was written.`;
+    // The reason names the limit that ran out: "the run's time limit (20 s) ran out."
+    const reason = AgentFlowError.isInstance(signal.reason) ? signal.reason.message.replace(/\.$/, '') : "the run's time limit ran out";
+    error ??= `${reason.charAt(0).toUpperCase()}${reason.slice(1)} after ${count}, before an answer was written.`;
   }
   if (owned) await registry.dispose(taskId);
 

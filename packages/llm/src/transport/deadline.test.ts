@@ -54,6 +54,13 @@ describe('createDeadline', () => {
     for (const deadline of [parent, child, other]) deadline.dispose();
   });
 
+  it('counts from startedAt when given, and says the whole limit', async () => {
+    const deadline = createDeadline({ timeLimitMs: 1000, startedAt: Date.now() - 980, what: 'the --time-limit' });
+    await expect(sleep(5000, deadline.signal)).rejects.toThrow('The request was stopped: the --time-limit (1 s) ran out.');
+    const late = createDeadline({ timeLimitMs: 1000, startedAt: Date.now() - 5000 });
+    await expect(sleep(5000, late.signal)).rejects.toThrow('the deadline (1 s) ran out.');
+  });
+
   it('does not overflow a limit above 2^31 - 1 ms, and refuses one that is not positive', async () => {
     const deadline = createDeadline({ timeLimitMs: 1e13 });
     await new Promise((resolve) => setTimeout(resolve, 20));

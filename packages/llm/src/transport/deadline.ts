@@ -28,8 +28,10 @@ export interface Deadline {
 }
 
 export interface DeadlineSettings {
-  /** Milliseconds from now; any positive length (timers over 2^31 - 1 ms are re-armed, not overflowed). */
+  /** Milliseconds from `startedAt`; any positive length (timers over 2^31 - 1 ms are re-armed, not overflowed). */
   timeLimitMs: number;
+  /** When the limited work began, ms since the epoch (default now): a command's limit can count its start-up. */
+  startedAt?: number;
   /** Aborting it aborts the deadline's signal; its own deadline, when earlier, is kept. */
   parent?: AbortSignal | undefined;
   /** What ran out, for messages: "the run's time limit" gives "the run's time limit (20 s) ran out." Default "the deadline". */
@@ -71,7 +73,7 @@ export function createDeadline(settings: DeadlineSettings): Deadline {
       details: { timeLimitMs },
     });
   }
-  const own = { at: now() + timeLimitMs, what: settings.what ?? 'the deadline' };
+  const own = { at: (settings.startedAt ?? now()) + timeLimitMs, what: settings.what ?? 'the deadline' };
   const inherited = deadlineOf(settings.parent);
   const { at, what } = inherited !== undefined && inherited.at < own.at ? inherited : own;
   const controller = new AbortController();
@@ -85,7 +87,7 @@ export function createDeadline(settings: DeadlineSettings): Deadline {
         details: { timeLimitMs, ...(settings.what ? { limit: settings.what } : {}) },
       }),
     );
-  }, timeLimitMs);
+  }, own.at - now());
   const signal = settings.parent ? AbortSignal.any([settings.parent, controller.signal]) : controller.signal;
   Object.defineProperty(signal, deadlineKey, { value: { at, what } satisfies SignalDeadline });
   return {

@@ -15,6 +15,8 @@ export interface ModelConnection {
   responseFormat?: 'json_schema' | 'json_object' | 'none';
   /** Requests in flight at once per model; default the back end's. */
   concurrency?: number;
+  /** Cap on one reply body (the back ends' maxResponseBytes); default theirs (8 MiB). */
+  maxResponseBytes?: number | undefined;
 }
 
 /** A chat model behind HTTP: `ollama:MODEL` or `openai:MODEL` (the fixed modules'). */
@@ -33,19 +35,23 @@ export function parseEndpointSpec(option: string, text: string): EndpointSpec {
   });
 }
 
-const concurrencyOf = (connection: ModelConnection) => (connection.concurrency === undefined ? {} : { concurrency: connection.concurrency });
+/** The HTTP settings a connection sets; the back ends' defaults for the others. */
+const httpSettingsOf = (connection: ModelConnection) => ({
+  ...(connection.concurrency === undefined ? {} : { concurrency: connection.concurrency }),
+  ...(connection.maxResponseBytes === undefined ? {} : { maxResponseBytes: connection.maxResponseBytes }),
+});
 
 /** The model of an HTTP spec, at the connection's URLs; an empty `apiKeyEnv` sends no key (vLLM). */
 export function endpointModelOf(spec: EndpointSpec, connection: ModelConnection): LanguageModel {
   switch (spec.kind) {
     case 'ollama':
-      return createOllamaModel({ model: spec.model, endpoints: [connection.ollamaUrl], ...concurrencyOf(connection) });
+      return createOllamaModel({ model: spec.model, endpoints: [connection.ollamaUrl], ...httpSettingsOf(connection) });
     case 'openai':
       return createOpenAICompatibleModel({
         model: spec.model,
         endpoints: [connection.openaiBaseUrl],
         ...(connection.responseFormat === undefined ? {} : { responseFormat: connection.responseFormat }),
-        ...concurrencyOf(connection),
+        ...httpSettingsOf(connection),
         ...(connection.apiKeyEnv ? { apiKeyEnv: connection.apiKeyEnv } : {}),
       });
     default:
