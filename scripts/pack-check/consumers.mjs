@@ -1,0 +1,43 @@
+// What installing each package alone may bring, and how large it may be. `brings` is the
+// exact set of AgentFlow packages in node_modules; `maxMb` the budget for all of node_modules
+// (du, installed with --ignore-scripts, optional peers absent). Measured figures: docs/perf.md.
+
+/** One consumer project: `install` packages from their tarballs, then import and type-check `imports`. */
+export const CONSUMERS = [
+  { install: ['core'], brings: ['core'], maxMb: 10 },
+  { install: ['tensor'], brings: ['core', 'tensor'], maxMb: 340 },
+  { install: ['models'], brings: ['core', 'tensor', 'models'], maxMb: 340 },
+  { install: ['llm'], brings: ['core', 'llm'], maxMb: 12 },
+  { install: ['planner'], brings: ['core', 'llm', 'planner'], maxMb: 12 },
+  { install: ['executor'], brings: ['core', 'executor'], maxMb: 12 },
+  { install: ['verifier'], brings: ['core', 'llm', 'verifier'], maxMb: 12 },
+  { install: ['memory'], brings: ['core', 'memory'], maxMb: 12 },
+  { install: ['flow'], brings: ['core', 'executor', 'llm', 'memory', 'planner', 'verifier', 'flow'], maxMb: 15 },
+  { install: ['eval'], brings: ['core', 'executor', 'tensor', 'models', 'eval'], maxMb: 340 },
+  { install: ['prm'], brings: ['core', 'llm', 'tensor', 'models', 'prm'], maxMb: 340 },
+  { install: ['dapo'], brings: ['core', 'dapo'], maxMb: 15 },
+  // The ONNX graph objective, asked for: tensor installed next to dapo.
+  { install: ['dapo', 'tensor'], imports: ['@agentflow/dapo/graph'], brings: ['core', 'tensor', 'dapo'], maxMb: 340 },
+];
+
+/**
+ * A few typed uses per entry point, so the type check exercises real signatures (each file
+ * also imports the whole namespace: every declaration file of the entry is checked).
+ */
+export const TYPED_USES = {
+  '@agentflow/core': `import { AgentFlowError, createRandom } from '@agentflow/core';
+const random = createRandom(7);
+const draw: number = random.next();
+const error = new AgentFlowError({ code: 'MISSING_DEPENDENCY', message: String(draw) });
+export const code: string = error.code;`,
+  '@agentflow/dapo': `import { groupAdvantages, parseDapoConfig, type DapoConfig } from '@agentflow/dapo';
+export const advantages: number[] = Array.from(groupAdvantages([1, 0, 1, 0], { stdEstimator: 'population', eps: 1e-6 }));
+export const config: DapoConfig = parseDapoConfig({ groupSize: 4 });`,
+  '@agentflow/dapo/graph': `import { clippedSurrogateObjective } from '@agentflow/dapo/graph';
+import { createGraphBuilder } from '@agentflow/tensor';
+export const builder = createGraphBuilder();
+export const objective: typeof clippedSurrogateObjective = clippedSurrogateObjective;`,
+  '@agentflow/prm': `import { renderStepInput, spearman } from '@agentflow/prm';
+export const rho: number = spearman([1, 2, 3], [1, 3, 2]);
+export const text: string = renderStepInput({ question: 'q', history: [], action: null });`,
+};
