@@ -52,7 +52,9 @@ describe('agentflow run (shortened embedded default)', () => {
     // The default's shape: a flawed teacher on every task, a head-only PRM that reads the
     // planner's format and confidence, DAPO on a fresh adapter over the merged warm planner.
     const state = stateOf(out) as { stages: Record<string, { result?: { demonstrations?: number } }> };
-    expect(state.stages['warm-start']?.result?.demonstrations).toBe(24);
+    // Four training tasks are held back from the demonstrations for the warm start's check.
+    expect(state.stages['warm-start']?.result?.demonstrations).toBe(20);
+    expect(state.stages['warm-start']?.result).toMatchObject({ heldOutTasks: 4, attempts: [{ attempt: 0, ok: true }] });
     const prm = JSON.parse(readFileSync(join(out, 'checkpoints', 'prm', 'prm-config.json'), 'utf8'));
     expect(prm.settings).toMatchObject({ input: 'chat', confidence: true });
     expect(prm.settings.lora).toBeUndefined();
