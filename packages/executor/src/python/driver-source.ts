@@ -4,7 +4,10 @@
  * followed by that many bytes of UTF-8 JSON. The protocol uses private copies of the
  * original stdin/stdout; fd 0 becomes /dev/null and fds 1 and 2 feed a pipe that a
  * thread drains into a bounded buffer, so neither `print`, `os.write(1, ...)` nor a child
- * process can write into the protocol or fill memory.
+ * process can write into the protocol or fill memory. Each request carries an id and a
+ * fresh nonce that the answer must echo (the host drops or rejects anything else), and
+ * output written by a thread of an earlier call, or between calls, is returned apart as
+ * `late` output attributed to the call it came from, never as the current call's.
  *
  * Kept as a string so the bundle needs no extra file; passed as an argument and compiled
  * under the name `<agentflow-driver>` so tracebacks can leave its frames out.
@@ -14,7 +17,8 @@ import ast, builtins, io, json, linecache, math, os, resource, signal, sys, text
 
 CONFIG = json.loads(sys.argv[2])
 DRIVER_FILE = '<agentflow-driver>'
-MARKER = os.urandom(16).hex().encode()
+START_MARKER = b'S' + os.urandom(16).hex().encode()
+END_MARKER = b'E' + os.urandom(16).hex().encode()
 CELL_PREFIX = '<cell-'
 
 
@@ -51,23 +55,47 @@ def _read_frame(fd):
 
 
 class Capture:
-    """Drains fds 1 and 2; keeps the first and last halves of the limit, counts the rest."""
+    """Drains fds 1 and 2; keeps the first and last halves of the limit, counts the rest.
+    A call's output lies between a START and an END marker the driver writes; bytes outside
+    them come from code of an earlier call and are kept apart as that call's late output."""
 
     def __init__(self, read_fd, limit):
         self.read_fd = read_fd
+        self.limit = limit
         self.half = max(1, limit // 2)
         self.lock = threading.Lock()
         self.done = threading.Event()
-        self.reset()
-        threading.Thread(target=self._run, daemon=True).start()
+        self.active = False
+        self.call = 0
+        self.previous = 0
+        # call id -> [kept bytes, bytes written]
+        self.late = {}
+        self.reset(0)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
 
-    def reset(self):
+    def reset(self, call):
         with self.lock:
             self.head = bytearray()
             self.tail = bytearray()
             self.total = 0
-            self.window = b''
+            self.call = call
             self.done.clear()
+
+    def add_late(self, call, data):
+        with self.lock:
+            entry = self.late.setdefault(call, [bytearray(), 0])
+            room = self.limit - len(entry[0])
+            if room > 0:
+                entry[0] += data[:room]
+            entry[1] += len(data)
+
+    def take_late(self):
+        with self.lock:
+            late = [{'call': call, 'text': bytes(kept).decode('utf-8', 'replace'), 'bytes': total}
+                    for call, (kept, total) in sorted(self.late.items())]
+            self.late = {}
+            return late
 
     def _append(self, data):
         self.total += len(data)
@@ -80,7 +108,17 @@ class Capture:
             if len(self.tail) > 2 * self.half:
                 del self.tail[: len(self.tail) - self.half]
 
+    def _consume(self, data):
+        if not data:
+            return
+        if self.active:
+            with self.lock:
+                self._append(data)
+        else:
+            self.add_late(self.previous, data)
+
     def _run(self):
+        pending = b''
         while True:
             try:
                 chunk = os.read(self.read_fd, 65536)
@@ -88,27 +126,28 @@ class Capture:
                 return
             if not chunk:
                 return
-            with self.lock:
-                joined = self.window + chunk
-                index = joined.find(MARKER)
-                if index >= 0:
-                    # Bytes of the window were appended already; only the new part counts.
-                    self._append(joined[len(self.window):index] if index >= len(self.window) else b'')
-                    if index < len(self.window):
-                        self._trim(len(self.window) - index)
-                    self.window = b''
+            data = pending + chunk
+            pending = b''
+            while data:
+                marker = END_MARKER if self.active else START_MARKER
+                index = data.find(marker)
+                if index < 0:
+                    # The end may be the first bytes of a marker: hold them back.
+                    keep = len(marker) - 1
+                    if len(data) > keep:
+                        self._consume(data[:-keep])
+                        pending = data[-keep:]
+                    else:
+                        pending = data
+                    break
+                self._consume(data[:index])
+                data = data[index + len(marker):]
+                if self.active:
+                    self.active = False
+                    self.previous = self.call
                     self.done.set()
-                    continue
-                self._append(chunk)
-                self.window = joined[-(len(MARKER) - 1):]
-
-    def _trim(self, count):
-        # A marker split across reads: drop its first bytes, appended with the last read.
-        self.total -= count
-        if len(self.tail) >= count:
-            del self.tail[len(self.tail) - count:]
-        else:
-            del self.head[max(0, len(self.head) - count):]
+                else:
+                    self.active = True
 
     def text(self):
         with self.lock:
@@ -121,6 +160,77 @@ class Capture:
                     + '\n... [' + str(dropped) + ' bytes of output cut] ...\n'
                     + tail.decode('utf-8', 'replace'))
             return text, True
+
+
+class Output(io.TextIOBase):
+    """sys.stdout and sys.stderr: one object for the REPL's life, no buffer of its own, so
+    threads writing at once cannot corrupt it. A write from a thread that an earlier call
+    started goes to that call's late output; any other goes to fd 1, in order with
+    os.write(1, ...) and child processes."""
+
+    encoding = 'utf-8'
+    errors = 'backslashreplace'
+
+    def __init__(self, fd, capture, origins):
+        self.fd = fd
+        self.capture = capture
+        self.origins = origins
+        self.buffer = OutputBytes(self)
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self.fd
+
+    def flush(self):
+        pass
+
+    def close(self):
+        pass  # code that closes sys.stdout keeps a working one for the next call
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError('write() argument must be str, not ' + type(text).__name__)
+        self.emit(text.encode('utf-8', 'backslashreplace'))
+        return len(text)
+
+    def emit(self, data):
+        origin = self.origins.get(threading.get_native_id())
+        if origin is not None and origin < self.capture.call:
+            self.capture.add_late(origin, data)
+            return
+        while data:
+            data = data[os.write(self.fd, data):]
+
+
+class OutputBytes:
+    def __init__(self, text):
+        self.text = text
+
+    def write(self, data):
+        self.text.emit(bytes(data))
+        return len(data)
+
+    def flush(self):
+        pass
+
+
+def _record_threads(origins, call):
+    # Native ids of every thread alive at the end of a call (threading's or not); ids of
+    # threads that ended are forgotten, so a reused id is not taken for an old thread.
+    try:
+        live = {int(name) for name in os.listdir('/proc/self/task')}
+    except OSError:
+        return
+    for tid in list(origins):
+        if tid not in live:
+            del origins[tid]
+    for tid in live:
+        origins.setdefault(tid, call)
 
 
 class CpuTimeExceeded(BaseException):
@@ -227,49 +337,55 @@ def main():
         traceback.print_exc()
         os._exit(1)
     namespace = {'__name__': '__main__', '__builtins__': builtins}
-    _write_frame(proto_out, {'ready': True, 'version': sys.version.split()[0]})
-    counter = 0
+    # The driver's own threads are never late: mark them with call 0 until the end.
+    origins = {}
+    _record_threads(origins, 0)
+    driver_threads = dict(origins)
+    stdout = Output(1, capture, origins)
+    stderr = Output(2, capture, origins)
+    _write_frame(proto_out, {'ready': True, 'nonce': CONFIG['nonce'], 'version': sys.version.split()[0]})
     driver_pid = os.getpid()
     while True:
         try:
             request = _read_frame(proto_in)
         except (EOFError, OSError):
             os._exit(0)
-        counter += 1
-        capture.reset()
+        call = request['id']
+        nonce = request['nonce']
+        for tid in driver_threads:
+            origins[tid] = call
+        capture.reset(call)
+        os.write(write_end, START_MARKER)
         os.dup2(write_end, 1)
         os.dup2(write_end, 2)
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', write_through=True)
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', write_through=True)
+        sys.stdout = stdout
+        sys.stderr = stderr
         signal.signal(signal.SIGXCPU, _on_cpu_limit)
         hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
         soft = min(hard, math.ceil(_cpu_used() + CONFIG['cpuSecondsPerCall']))
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
         error = None
         try:
-            error = _run_cell(request['code'], namespace, counter)
+            error = _run_cell(request['code'], namespace, call)
             if os.getpid() != driver_pid:
                 # A child forked by the code came back here: it must never answer.
                 os._exit(0)
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except BaseException:
-                    pass
             os.dup2(write_end, 1)
-            os.write(write_end, MARKER)
+            os.write(write_end, END_MARKER)
             capture.done.wait(2.0)
         except BaseException as late:
             error = (error or '') + 'interrupted: ' + repr(late)
         if os.getpid() != driver_pid:
             os._exit(0)
+        _record_threads(origins, call)
         # Between calls only the task's total CPU limit applies, so an idle REPL is never signalled.
         try:
             resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
         except (ValueError, OSError):
             pass  # the code lowered the hard limit itself; its choice
         output, truncated = capture.text()
-        _write_frame(proto_out, {'output': output, 'truncated': truncated, 'error': error})
+        _write_frame(proto_out, {'id': call, 'nonce': nonce, 'output': output, 'truncated': truncated,
+                                 'error': error, 'late': capture.take_late()})
 
 
 main()

@@ -1,10 +1,18 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 
 /** The host facts the sandbox is built from, or what is missing. */
 export type PythonEnvironment =
-  | { kind: 'ready'; bwrap: string; executable: string; prefixes: string[]; version: string }
+  | {
+      kind: 'ready';
+      bwrap: string;
+      /** bubblewrap's version as [major, minor, patch] ([0, 0, 0] when it would not say). */
+      bwrapVersion: [number, number, number];
+      executable: string;
+      prefixes: string[];
+      version: string;
+    }
   | { kind: 'missing'; message: string };
 
 /** Finds an executable the way a shell would: a path as given, a bare name on PATH. */
@@ -59,10 +67,22 @@ export async function resolvePythonEnvironment(python: string, bwrapPath: string
         const probe = JSON.parse(stdout.trim().split('\n').pop() ?? '') as { executable: string; prefixes: string[]; version: string };
         const prefixes = probe.prefixes.filter((prefix) => existsSync(prefix));
         if (!prefixes.some((prefix) => probe.executable.startsWith(`${prefix}/`))) prefixes.push(dirname(probe.executable));
-        resolve({ kind: 'ready', bwrap, executable: probe.executable, prefixes, version: probe.version });
+        resolve({ kind: 'ready', bwrap, bwrapVersion: bwrapVersion(bwrap), executable: probe.executable, prefixes, version: probe.version });
       } catch {
         resolve({ kind: 'missing', message: `The python tool could not read the answer of "${interpreter}": ${stdout.slice(0, 200)}` });
       }
     });
   });
+}
+
+/** "bubblewrap 0.8.0" -> [0, 8, 0]. */
+function bwrapVersion(bwrap: string): [number, number, number] {
+  try {
+    const text = execFileSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5_000 });
+    const match = /(\d+)\.(\d+)(?:\.(\d+))?/.exec(text);
+    if (match) return [Number(match[1]), Number(match[2]), Number(match[3] ?? 0)];
+  } catch {
+    // an old or odd bwrap: assume none of the newer options
+  }
+  return [0, 0, 0];
 }

@@ -38,13 +38,40 @@ export const pythonToolSettingsSchema = z
       .int()
       .positive()
       .default(2 * 1024 ** 3)
-      .describe('Address-space limit (RLIMIT_AS); numpy + sympy need about 150 MB of it.'),
+      .describe(
+        'Memory limit: per process (RLIMIT_AS; numpy + sympy need about 150 MB of it) and for the whole process tree ' +
+          '(cgroup memory limit, counting memfd and tmpfs pages; without a memory cgroup, a watchdog on the tree\'s RSS + memfds).',
+      ),
     maxProcesses: z
       .number()
       .int()
       .positive()
       .default(32)
-      .describe('Process limit (RLIMIT_NPROC) of the sandbox user: contains fork bombs.'),
+      .describe('Process limit of the sandbox (cgroup pids.max for the tree, and RLIMIT_NPROC of its uid): contains fork bombs.'),
+    cpuCores: z
+      .number()
+      .positive()
+      .default(1)
+      .describe('CPU cores the whole process tree may use at once (cgroup CFS quota); not enforced without a cpu cgroup.'),
+    cgroups: z
+      .enum(['auto', 'off'])
+      .default('auto')
+      .describe(
+        "'auto': one cgroup per REPL where the machine lets us create them (v2 controllers, else v1); " +
+          "'off': always the fallback (RLIMITs, a process-tree walk and a memory watchdog).",
+      ),
+    scratchBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(1024 ** 3)
+      .describe('Total size of a task\'s scratch folder (a tmpfs of that size as root; else checked after each call). Default 1 GiB (issue #21).'),
+    scratchFiles: z
+      .number()
+      .int()
+      .positive()
+      .default(10_000)
+      .describe('Files and folders a task\'s scratch folder may hold (tmpfs nr_inodes as root; else checked after each call).'),
     maxFileBytes: z.number().int().positive().default(64 * 1024 ** 2).describe('Largest file the code may write (RLIMIT_FSIZE).'),
     maxOpenFiles: z.number().int().positive().default(256).describe('Open file descriptors (RLIMIT_NOFILE).'),
     tmpBytes: z.number().int().positive().default(64 * 1024 ** 2).describe('Size of the in-memory /tmp of the sandbox.'),
@@ -64,7 +91,15 @@ export const pythonToolSettingsSchema = z
       .int()
       .min(1)
       .default(61_000)
-      .describe('When the host runs as root: first uid of the sandbox users (one uid per live REPL, so process limits are per REPL).'),
+      .describe(
+        'When the host runs as root: first uid of the sandbox users (one uid per live REPL, so process limits are per REPL; ' +
+          'uids are locked machine-wide in uidLockDirectory, so concurrent processes never share one).',
+      ),
+    sandboxUidCount: z.number().int().positive().default(1_000).describe('How many uids from sandboxUid on may be used.'),
+    uidLockDirectory: z
+      .string()
+      .default(join(tmpdir(), 'agentflow-sandbox-uids'))
+      .describe('Folder of the uid lock files shared by every AgentFlow process of the machine (`<uid>.lock` holds owner pid and start time).'),
     readOnlyPaths: z
       .array(z.string())
       .optional()

@@ -18,6 +18,20 @@ export interface SandboxCommandSettings {
   privileged: boolean;
   driverSource: string;
   driverConfig: Record<string, unknown>;
+  /** A seccomp program is handed to bwrap on fd 3 (`--seccomp 3`). */
+  seccomp: boolean;
+  /** bwrap >= 0.8: `--disable-userns` (only with a user namespace of its own, i.e. not as root). */
+  disableUserNamespaces: boolean;
+}
+
+/**
+ * Wraps a command so that it joins cgroups before it runs: a shell writes its own pid to
+ * each `cgroup.procs` file, then execs the command (so bwrap and everything it starts are
+ * in the groups from their first instruction; no race with forks).
+ */
+export function cgroupWrapper(attachFiles: readonly string[], command: string, args: readonly string[]): { command: string; args: string[] } {
+  const script = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+  return { command: '/bin/sh', args: ['-c', script, 'agentflow-cgroup', ...attachFiles, '--', command, ...args] };
 }
 
 /**
@@ -32,8 +46,10 @@ export function buildSandboxArguments(settings: SandboxCommandSettings): string[
     args.push('--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try');
     args.push('--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID');
   } else {
-    args.push('--unshare-all');
+    args.push('--unshare-all', '--unshare-user');
+    if (settings.disableUserNamespaces) args.push('--disable-userns');
   }
+  if (settings.seccomp) args.push('--seccomp', '3');
   args.push('--die-with-parent', '--new-session', '--clearenv');
   const environment: Record<string, string> = {
     HOME: SANDBOX_SCRATCH,
