@@ -33,20 +33,19 @@ export function processInfo(pid: number): ProcessInfo | undefined {
   return { pid, parent: Number(fields[1]), name, state: fields[0] ?? '?' };
 }
 
-function allProcesses(): ProcessInfo[] {
-  const list: ProcessInfo[] = [];
-  let names: string[];
+/** Pids of every process in /proc (empty where /proc cannot be read). */
+export function processIds(): number[] {
   try {
-    names = readdirSync('/proc');
+    return readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number);
   } catch {
-    return list;
+    return [];
   }
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    const info = processInfo(Number(name));
-    if (info) list.push(info);
-  }
-  return list;
+}
+
+function allProcesses(): ProcessInfo[] {
+  return processIds().flatMap((pid) => processInfo(pid) ?? []);
 }
 
 /** `root` and every process descending from it. */

@@ -1,4 +1,5 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { processIds } from './process-tree';
 
 /**
  * Pids of live processes whose real uid is `uid` (Linux /proc). A REPL's teardown waits
@@ -6,23 +7,14 @@ import { readFileSync, readdirSync } from 'node:fs';
  * fork bomb still fills its process limit.
  */
 export function processesOfUid(uid: number): number[] {
-  const pids: number[] = [];
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return pids;
-  }
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
+  return processIds().filter((pid) => {
     try {
-      const status = readFileSync(`/proc/${name}/status`, 'utf8');
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       const match = /^Uid:\s+(\d+)/m.exec(status);
       // A zombie holds no resources but its slot; its parent (bwrap's init) reaps it.
-      if (match && Number(match[1]) === uid && !/^State:\s+Z/m.test(status)) pids.push(Number(name));
+      return match !== null && Number(match[1]) === uid && !/^State:\s+Z/m.test(status);
     } catch {
-      // ended while we looked
+      return false; // ended while we looked
     }
-  }
-  return pids;
+  });
 }
