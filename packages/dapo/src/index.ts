@@ -20,6 +20,7 @@ export {
 } from './math/step-credit';
 /** Step advantages onto completion tokens (each step is its own completion). */
 export { expandStepAdvantages } from './math/token-advantages';
+export { type LearningRateSchedule, learningRateAt } from './math/learning-rate';
 /** Token weights for 'token-mean' (DAPO), 'sequence-mean' (GRPO) and 'dr-grpo' aggregation. */
 export { aggregationTokenWeights, type LossAggregation, type TokenWeightSettings } from './math/token-weights';
 /** The clipped surrogate with its exact gradient with respect to the new log-probs. */

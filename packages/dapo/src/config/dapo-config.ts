@@ -66,7 +66,17 @@ export const dapoConfigSchema = z
       .default(1)
       .describe('Passes over each batch (mu); old log-probs are recomputed once before them. Default 1 (TRL num_iterations, verl ppo_epochs).'),
     learningRate: z.number().positive().default(1e-6).describe('Peak learning rate. Default 1e-6 (DAPO section 4.1).'),
-    warmupSteps: z.number().int().nonnegative().default(20).describe('Linear warm-up in training steps, then constant. Default 20 (DAPO section 4.1).'),
+    warmupSteps: z.number().int().nonnegative().default(20).describe('Linear warm-up in training steps, then the schedule. Default 20 (DAPO section 4.1).'),
+    schedule: z
+      .discriminatedUnion('kind', [
+        z.strictObject({ kind: z.literal('constant').describe('The peak learning rate to the end (DAPO section 4.1).') }),
+        z.strictObject({
+          kind: z.literal('cosine').describe('A half cosine from the peak down to minRatio x peak at the last step.'),
+          minRatio: z.number().min(0).max(1).default(0.1).describe('The last step learning rate over the peak. Default 0.1 (as the warm start).'),
+        }),
+      ])
+      .prefault({ kind: 'constant' })
+      .describe("Learning rate after the warm-up. Default 'constant' (DAPO section 4.1)."),
     maxGradNorm: z.number().positive().default(1).describe('Gradient clipping by global norm. Default 1.0 (verl actor grad_clip).'),
     epsLow: z.number().min(0).lt(1).default(0.2).describe('Lower clip range eps_low. Default 0.2 (DAPO section 3.1).'),
     epsHigh: z.number().min(0).default(0.28).describe('Upper clip range eps_high, decoupled ("clip-higher"). Default 0.28 (DAPO section 3.1).'),

@@ -1,3 +1,4 @@
+import { learningRateAt } from '../math/learning-rate';
 import {
   AgentFlowError,
   type PolicyBatch,
@@ -110,8 +111,6 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
     return result;
   };
 
-  const learningRateAt = (completedSteps: number) =>
-    config.warmupSteps === 0 ? config.learningRate : config.learningRate * Math.min(1, (completedSteps + 1) / config.warmupSteps);
 
   const trainStep = async (): Promise<DapoStepMetrics> => {
     const started = clock();
@@ -146,7 +145,7 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
       const gap = sampled.reduce((sum, value, token) => sum + Math.abs(value - (old[token] as number)), 0);
       samplerMismatch.add(gap / Math.max(1, sampled.length), sampled.length);
     });
-    const learningRate = learningRateAt(step);
+    const learningRate = learningRateAt(config, step);
     const clipFraction = createWeightedMean();
     const approxKl = createWeightedMean();
     const entropy = createWeightedMean();
