@@ -44,7 +44,11 @@ function runRows(report: SweepReport): string[][] {
 const HEADER = ['credit', 'seed', 'before [95% CI]', 'after [95% CI]', 'gain (points)', 'p (McNemar)', 'PRM MSE vs constant', 'DAPO steps', 'warm-start loss', 'wall time'];
 
 function armLines(arm: SweepArm): string {
-  const prm = arm.prmReduction.n > 0 ? `; PRM MSE ${estimate({ ...arm.prmReduction, mean: 100 * arm.prmReduction.mean, ci95: arm.prmReduction.ci95?.map((x) => 100 * x) as [number, number] | null }, '%')} below the constant, >= ${100 * SWEEP_GOALS.prmMseReduction}% on ${arm.prmReachedGoal} of ${arm.prmReduction.n}` : '';
+  const reduction = arm.prmReduction;
+  const prm =
+    reduction.n > 0
+      ? `; PRM MSE ${(100 * reduction.mean).toFixed(1)}%${reduction.ci95 ? ` [${(100 * reduction.ci95[0]).toFixed(1)}, ${(100 * reduction.ci95[1]).toFixed(1)}]` : ''} below the constant's, >= ${100 * SWEEP_GOALS.prmMseReduction}% on ${arm.prmReachedGoal} of ${reduction.n}`
+      : '';
   return `${arm.arm}: ${arm.finished} of ${arm.runs.length} runs finished; mean gain ${estimate(arm.gain, ' points')} (95% t interval over seeds); >= ${SWEEP_GOALS.gainPoints} points on ${arm.reachedGoal} of ${arm.finished}${prm}.`;
 }
 
