@@ -25,7 +25,8 @@ function seriesOf(run: ReportRun, stage: string, key: string): PlotSeries {
   };
 }
 
-const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
+/** A fraction as a percentage with one decimal: 0.4667 -> 46.7%. */
+export const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
 const interval = (ci: [number, number]) => `[${percent(ci[0])}, ${percent(ci[1])}]`;
 
 function accuracyTable(runs: ReportRun[]): string {

@@ -1,4 +1,5 @@
 import type { WarmStartAttempt } from '../stages/warm-start-check';
+import { percent } from './render-report';
 import type { RunCheck } from './run-summary';
 
 /** A PRM whose held-out MSE is not at least this much below the constant predictor's carries almost no step signal. */
@@ -11,8 +12,6 @@ export interface CheckedStages {
   train?: { steps?: number; stoppedEarly?: string };
   totalSteps: number;
 }
-
-const percent = (value: number) => `${(100 * value).toFixed(1)}%`;
 
 /**
  * The checks a run's report shows at its top: the warm start's (passed, and after how many

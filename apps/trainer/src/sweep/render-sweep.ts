@@ -1,3 +1,4 @@
+import { percent } from '../report/render-report';
 import { escapeXml, type PlotSeries, renderSvgPlot } from '../report/svg-plot';
 import { type CreditComparison, SWEEP_GOALS, type SweepArm } from './sweep-analysis';
 import type { MeanEstimate } from './sweep-statistics';
@@ -11,7 +12,7 @@ export interface SweepReport {
   comparison?: CreditComparison;
 }
 
-const pct = (value: number | undefined | null) => (value === undefined || value === null || !Number.isFinite(value) ? '-' : `${(100 * value).toFixed(1)}%`);
+const pct = (value: number | undefined | null) => (value === undefined || value === null || !Number.isFinite(value) ? '-' : percent(value));
 const signed = (value: number, digits = 1) => `${value >= 0 ? '+' : ''}${value.toFixed(digits)}`;
 const estimate = (value: MeanEstimate, unit = '') =>
   Number.isFinite(value.mean) ? `${signed(value.mean)}${unit}${value.ci95 ? ` [${signed(value.ci95[0])}, ${signed(value.ci95[1])}]` : ''}` : '-';
