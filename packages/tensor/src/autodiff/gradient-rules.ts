@@ -168,6 +168,23 @@ export const gradientRules: Record<string, GradientRule> = {
       needs[1] ? reduceToShape(g, g.matmul(transposeLast(g, a), gy), b) : undefined, // [..., k, n]
     ];
   },
+  // a @ b^T as matmulTransposed emits it (transA 0, transB 1, alpha 1).
+  'com.microsoft.FusedMatMul': (context) => {
+    const { g, needs, node } = context;
+    const { transA, transB, alpha } = node.attributes as { transA?: number; transB?: number; alpha?: { float: number } };
+    if ((transA ?? 0) !== 0 || (transB ?? 0) !== 1 || (alpha?.float ?? 1) !== 1) {
+      throw new AgentFlowError({
+        code: 'UNSUPPORTED_OPERATOR',
+        message: `FusedMatMul gradient supports transA 0, transB 1, alpha 1 only (node ${node.name}: transA ${transA}, transB ${transB}, alpha ${alpha?.float}).`,
+        details: { node: node.name },
+      });
+    }
+    const [a, b, gy] = [input(context, 0), input(context, 1), upstream(context)];
+    return [
+      needs[0] ? reduceToShape(g, g.matmul(gy, b), a) : undefined, // [..., m, n] x [..., n, k]
+      needs[1] ? reduceToShape(g, g.matmul(transposeLast(g, gy), a), b) : undefined, // [..., n, m] x [..., m, k]
+    ];
+  },
   Softmax: (context) => {
     const { g } = context;
     const [y, gy] = [output(context), upstream(context)];

@@ -47,6 +47,19 @@ const cases: Case[] = [
     inputs: { a: { shape: [2, 1, 3, 4] }, b: { shape: [3, 4, 2] } },
     build: (g, [a, b]) => g.matmul(a!, b!),
   },
+  {
+    // FusedMatMul has float32 kernels only.
+    name: 'matmulTransposed [2,3,4] x [5,4]^T (float32 check)',
+    inputs: { a: { shape: [2, 3, 4] }, b: { shape: [5, 4] } },
+    build: (g, [a, b]) => g.matmulTransposed(a!, b!),
+    float32: true,
+  },
+  {
+    name: 'matmulTransposed batch broadcast [2,1,3,4] x [3,2,4]^T (float32 check)',
+    inputs: { a: { shape: [2, 1, 3, 4] }, b: { shape: [3, 2, 4] } },
+    build: (g, [a, b]) => g.matmulTransposed(a!, b!),
+    float32: true,
+  },
   { name: 'Softmax last axis', inputs: { x: { shape: [2, 5] } }, build: (g, [x]) => g.softmax(x!) },
   { name: 'Softmax axis 0', inputs: { x: { shape: [3, 2] } }, build: (g, [x]) => g.softmax(x!, 0) },
   { name: 'LogSoftmax last axis', inputs: { x: { shape: [2, 3, 4] } }, build: (g, [x]) => g.logSoftmax(x!) },

@@ -5,7 +5,7 @@ import { createGraphState, emit, registerTensor, assertOwned } from './graph-sta
 import type { GraphBuilder, SymbolicTensor } from './graph-types';
 import { constantOf, createMathOperators } from './operators-math';
 import { createShapeOperators } from './operators-shape';
-import { initializerBytes, saveModel, serializeInline } from './serialize';
+import { initializerBytes, saveModel, serializeInline, weightBytes } from './serialize';
 
 /** Settings for {@link createGraphBuilder}. */
 export interface GraphBuilderSettings {
@@ -43,6 +43,13 @@ export function createGraphBuilder(settings: GraphBuilderSettings = {}): GraphBu
       state.initializers.set(name, { tensor, value: stored });
       return tensor;
     },
+    weight(name, value) {
+      checkDeclaredName(name, 'Weight');
+      const tensor = registerTensor(state, name, value.dtype, value.shape);
+      state.weights.set(name, { tensor, value });
+      return tensor;
+    },
+    weights: () => new Map([...state.weights].map(([name, { value }]) => [name, value])),
     constant(value, dtype = 'float32') {
       if (typeof value === 'number') return constantOf(state, [value], dtype, []);
       const [tensor] = emit(state, 'Constant', [], [{ dtype: value.dtype, shape: value.shape }], { attributes: { value } });
@@ -84,7 +91,7 @@ export function createGraphBuilder(settings: GraphBuilderSettings = {}): GraphBu
     gradients(output, wrt, gradientSettings = {}) {
       return buildGradients(state, builder, output, wrt, gradientSettings);
     },
-    toBytes: () => serializeInline(state),
+    toBytes: (serializeSettings = {}) => serializeInline(state, serializeSettings.weights ?? 'inputs'),
     save: (path, saveSettings = {}) => saveModel(state, path, saveSettings.externalData ?? 'auto'),
     summary: () => ({
       nodes: state.nodes.length,
@@ -92,6 +99,8 @@ export function createGraphBuilder(settings: GraphBuilderSettings = {}): GraphBu
       outputs: state.outputs.length,
       initializers: state.initializers.size,
       initializerBytes: initializerBytes(state),
+      weights: state.weights.size,
+      weightBytes: weightBytes(state),
     }),
   };
   return builder;

@@ -19,6 +19,8 @@ export interface GraphState {
   nodes: GraphNode[];
   inputs: SymbolicTensor[];
   initializers: Map<string, { tensor: SymbolicTensor; value: HostTensor }>;
+  /** Frozen tensors bound to the session rather than stored in the model (see GraphBuilder.weight). */
+  weights: Map<string, { tensor: SymbolicTensor; value: HostTensor }>;
   outputs: SymbolicTensor[];
   tensors: Map<string, SymbolicTensor>;
   producers: Map<string, GraphNode>;
@@ -35,6 +37,7 @@ export function createGraphState(name: string): GraphState {
     nodes: [],
     inputs: [],
     initializers: new Map(),
+    weights: new Map(),
     outputs: [],
     tensors: new Map(),
     producers: new Map(),

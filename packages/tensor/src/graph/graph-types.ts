@@ -56,6 +56,12 @@ export interface GradientSettings {
   seed?: SymbolicTensor;
 }
 
+/** Settings for {@link GraphBuilder.toBytes}. */
+export interface SerializeSettings {
+  /** How weights are written: as graph inputs (default) or as external-data initializers. */
+  weights?: 'inputs' | 'external';
+}
+
 /** Settings for {@link GraphBuilder.save}. */
 export interface SaveModelSettings {
   /**
@@ -81,6 +87,17 @@ export interface GraphBuilder {
    * float32 (the engine computes in float32) unless `keepDtype` is set.
    */
   initializer(name: string, value: HostTensor, settings?: { keepDtype?: boolean }): SymbolicTensor;
+  /**
+   * Declares a frozen weight that is bound to the session instead of stored in the model.
+   * A session opened with {@link TensorRuntime.openGraph} on the CPU receives it as an input
+   * read in place from `value.data` (ONNX Runtime does not copy CPU feeds), so any number of
+   * graphs built over the same arrays hold one copy of them; on CUDA it becomes an initializer
+   * that each session copies to the device once. The array must not change while a session
+   * uses it. The dtype is kept as given (cast in the graph where an operator needs float32).
+   */
+  weight(name: string, value: HostTensor): SymbolicTensor;
+  /** The weights declared with {@link GraphBuilder.weight}, by name. */
+  weights(): ReadonlyMap<string, HostTensor>;
   /** A Constant node holding `value` (a number gives a 0-D tensor of `dtype`, default float32). */
   constant(value: HostTensor | number, dtype?: TensorDtype): SymbolicTensor;
   /** Marks `tensor` as a graph output, named `name` (an Identity is added when it differs). */
@@ -119,6 +136,12 @@ export interface GraphBuilder {
   // ---- linear algebra and normalisers --------------------------------------------------------
   /** numpy matmul: [..., m, k] x [..., k, n] -> [..., m, n], batch dimensions broadcast. */
   matmul(a: SymbolicTensor, b: SymbolicTensor): SymbolicTensor;
+  /**
+   * a @ b^T without transposing b: [..., m, k] x [..., n, k] -> [..., m, n] (ONNX Runtime's
+   * com.microsoft FusedMatMul with transB, on the CPU and CUDA). A linear layer with a weight
+   * stored as [out, in], as PyTorch stores it, needs no transposed copy.
+   */
+  matmulTransposed(a: SymbolicTensor, b: SymbolicTensor): SymbolicTensor;
   softmax(x: SymbolicTensor, axis?: number): SymbolicTensor;
   logSoftmax(x: SymbolicTensor, axis?: number): SymbolicTensor;
   reduceSum(x: SymbolicTensor, axes: readonly number[], keepDims?: boolean): SymbolicTensor;
@@ -178,10 +201,22 @@ export interface GraphBuilder {
   gradients(output: SymbolicTensor, wrt: readonly SymbolicTensor[], settings?: GradientSettings): SymbolicTensor[];
 
   // ---- serialisation ------------------------------------------------------------------
-  /** The serialised ModelProto (initializers inline). Throws when they exceed 2 GB: use save(). */
-  toBytes(): Uint8Array;
+  /**
+   * The serialised ModelProto (initializers inline). Throws when they exceed 2 GB: use save().
+   * Weights ({@link GraphBuilder.weight}) become graph inputs, or with `weights: 'external'`
+   * initializers whose data ONNX Runtime takes from `externalData` at session creation.
+   */
+  toBytes(settings?: SerializeSettings): Uint8Array;
   /** Writes the model to `path` (and `<path>.data` for external data). Sessions load it by path. */
   save(path: string, settings?: SaveModelSettings): Promise<void>;
   /** Counts of what was built, for logs and tests. */
-  summary(): { nodes: number; inputs: number; outputs: number; initializers: number; initializerBytes: number };
+  summary(): {
+    nodes: number;
+    inputs: number;
+    outputs: number;
+    initializers: number;
+    initializerBytes: number;
+    weights: number;
+    weightBytes: number;
+  };
 }

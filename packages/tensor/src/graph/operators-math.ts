@@ -4,6 +4,9 @@ import { type GraphState, emit } from './graph-state';
 import type { GraphBuilder, Operand, SymbolicTensor } from './graph-types';
 import { broadcastShapes, matmulShape, normalizeAxis, reduceShape } from './shape-inference';
 
+/** ONNX Runtime's contrib-operator domain (FusedMatMul). */
+export const MICROSOFT_DOMAIN = 'com.microsoft';
+
 /** A scalar or small int64 constant, cached by value so repeated axes share one node. */
 export function constantOf(state: GraphState, values: readonly number[], dtype: TensorDtype, shape: readonly number[]): SymbolicTensor {
   const key = `${dtype}|${shape.join(',')}|${values.join(',')}`;
@@ -54,7 +57,7 @@ type MathOperators = Pick<
   GraphBuilder,
   | 'add' | 'sub' | 'mul' | 'div' | 'pow' | 'min' | 'max' | 'neg' | 'sqrt' | 'reciprocal' | 'exp' | 'log'
   | 'sigmoid' | 'tanh' | 'cos' | 'sin' | 'clip' | 'equal' | 'less' | 'greater' | 'and' | 'not' | 'where'
-  | 'cast' | 'identity' | 'matmul' | 'softmax' | 'logSoftmax' | 'reduceSum' | 'reduceMean' | 'reduceMax' | 'argMax'
+  | 'cast' | 'identity' | 'matmul' | 'matmulTransposed' | 'softmax' | 'logSoftmax' | 'reduceSum' | 'reduceMean' | 'reduceMax' | 'argMax'
 >;
 
 export function createMathOperators(state: GraphState): MathOperators {
@@ -152,6 +155,22 @@ export function createMathOperators(state: GraphState): MathOperators {
     matmul(a, b) {
       const [left, right] = operandPair(state, a, b, 'MatMul');
       return emit(state, 'MatMul', [left, right], [{ dtype: left.dtype, shape: matmulShape(state, left, right) }])[0]!;
+    },
+    matmulTransposed(a, b) {
+      if (a.shape.length < 2 || b.shape.length < 2) {
+        throw new AgentFlowError({
+          code: 'SHAPE_MISMATCH',
+          message: `matmulTransposed needs operands of rank >= 2, got ${describeValue(a.shape)} and ${describeValue(b.shape)}.`,
+          details: { a: a.shape, b: b.shape },
+        });
+      }
+      const rank = b.shape.length;
+      const flipped: SymbolicTensor = { ...b, shape: [...b.shape.slice(0, -2), b.shape[rank - 1]!, b.shape[rank - 2]!] };
+      const shape = matmulShape(state, a, flipped);
+      return emit(state, 'FusedMatMul', [a, b], [{ dtype: a.dtype, shape }], {
+        domain: MICROSOFT_DOMAIN,
+        attributes: { transA: 0, transB: 1, alpha: { float: 1 } },
+      })[0]!;
     },
     softmax: softmaxLike('Softmax'),
     logSoftmax: softmaxLike('LogSoftmax'),

@@ -65,7 +65,38 @@ export function initializerBytes(state: GraphState): number {
   return total;
 }
 
-function modelProto(state: GraphState, initializers: onnx.ITensorProto[]): onnx.IModelProto {
+/** The external-data location ONNX Runtime is given for weight `index` (see {@link weightExternalData}). */
+const weightLocation = (index: number) => `agentflow-weight-${index}.bin`;
+
+/**
+ * The `externalData` session option for a model serialised with `weights: 'external'`: one
+ * in-memory "file" per weight, in declaration order (`weights` as GraphBuilder.weights returns it).
+ */
+export function weightExternalData(weights: ReadonlyMap<string, HostTensor>): { path: string; data: Uint8Array }[] {
+  return [...weights.values()].map((value, index) => ({ path: weightLocation(index), data: bytesOf(value) }));
+}
+
+function weightProtos(state: GraphState, mode: 'inputs' | 'external'): { inputs: onnx.IValueInfoProto[]; initializers: onnx.ITensorProto[] } {
+  const entries = [...state.weights.values()];
+  if (mode === 'inputs') return { inputs: entries.map(({ tensor }) => valueInfo(tensor)), initializers: [] };
+  return {
+    inputs: [],
+    initializers: entries.map(({ tensor, value }, index) => ({
+      name: tensor.name,
+      dims: value.shape,
+      dataType: onnxDataTypeCode(value.dtype),
+      dataLocation: protos.TensorProto.DataLocation.EXTERNAL,
+      externalData: [
+        { key: 'location', value: weightLocation(index) },
+        { key: 'offset', value: '0' },
+        { key: 'length', value: String(value.data.byteLength) },
+      ],
+    })),
+  };
+}
+
+function modelProto(state: GraphState, initializers: onnx.ITensorProto[], weightMode: 'inputs' | 'external' = 'inputs'): onnx.IModelProto {
+  const weights = weightProtos(state, weightMode);
   const domains = new Set(state.nodes.map((node) => node.domain).filter((domain) => domain !== ''));
   return {
     irVersion: 8,
@@ -81,15 +112,22 @@ function modelProto(state: GraphState, initializers: onnx.ITensorProto[]): onnx.
         output: node.outputs.map((output) => output.name),
         attribute: Object.entries(node.attributes).map(([name, value]) => attributeProto(name, value)),
       })),
-      input: state.inputs.map((input) => valueInfo(input)),
+      input: [...state.inputs.map((input) => valueInfo(input)), ...weights.inputs],
       output: state.outputs.map((output) => valueInfo(output)),
-      initializer: initializers,
+      initializer: [...initializers, ...weights.initializers],
     },
   };
 }
 
-/** Serialises with initializers inline; refuses models protobuf cannot hold. */
-export function serializeInline(state: GraphState): Uint8Array {
+/** Bytes of the graph's weights (bound to sessions, never inside the model). */
+export function weightBytes(state: GraphState): number {
+  let total = 0;
+  for (const { value } of state.weights.values()) total += value.data.byteLength;
+  return total;
+}
+
+/** Serialises with initializers inline and weights as inputs or external data; refuses models protobuf cannot hold. */
+export function serializeInline(state: GraphState, weightMode: 'inputs' | 'external' = 'inputs'): Uint8Array {
   const total = initializerBytes(state);
   if (total > inlineLimitBytes) {
     throw new AgentFlowError({
@@ -99,7 +137,7 @@ export function serializeInline(state: GraphState): Uint8Array {
     });
   }
   const initializers = [...state.initializers.entries()].map(([name, { value }]) => tensorProto(name, value));
-  return protos.ModelProto.encode(modelProto(state, initializers)).finish();
+  return protos.ModelProto.encode(modelProto(state, initializers, weightMode)).finish();
 }
 
 /** Writes the model file, and with external data the `<path>.data` file that its initializers point into. */

@@ -1,4 +1,5 @@
 import type { HostTensor } from '../dtype/dtype';
+import type { GraphBuilder } from '../graph/graph-types';
 
 /** Where sessions run. 'auto' tries CUDA and falls back to the CPU with one log line. */
 export type Device = 'auto' | 'cuda' | 'cpu';
@@ -55,6 +56,15 @@ export interface TensorSession {
 export interface TensorRuntime {
   /** `model` is serialised bytes (GraphBuilder.toBytes) or a path (GraphBuilder.save, needed for external data). */
   createSession(model: Uint8Array | string, settings?: SessionSettings): Promise<TensorSession>;
+  /**
+   * Opens a session straight from a graph builder, its weights ({@link GraphBuilder.weight})
+   * bound to the session: on the CPU they are fed in place from their arrays on every run (no
+   * copy, so sessions over the same arrays share one copy, and the model bytes stay small);
+   * on CUDA they become initializers copied to the device once. The session's `inputNames`
+   * leave them out: callers feed only the other inputs. Initializers must fit protobuf's 2 GB
+   * (declare large tensors as weights).
+   */
+  openGraph(graph: GraphBuilder, settings?: SessionSettings): Promise<TensorSession>;
   /** The device sessions use; undefined until the first session resolved it. */
   readonly device: ResolvedDevice | undefined;
 }

@@ -1,6 +1,7 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import ort from 'onnxruntime-node';
 import { type HostTensor, type TensorDtype, toFloat32 } from '../dtype/dtype';
+import { weightExternalData } from '../graph/serialize';
 import { findCudaProviderLibrary } from './cuda-provider';
 import type { ResolvedDevice, RuntimeSettings, TensorRuntime, TensorSession } from './runtime-types';
 
@@ -25,8 +26,21 @@ function fromOrtTensor(value: InstanceType<typeof ort.Tensor>): HostTensor {
   return { dtype: value.type as TensorDtype, shape: value.dims.map(Number), data: value.data as Float32Array };
 }
 
-function createTensorSession(name: string, device: ResolvedDevice, session: OrtSession): TensorSession {
-  const inputNames = [...session.inputNames];
+/** Feeds bound to a session (weights read in place), wrapped once. */
+type BoundFeeds = ReadonlyMap<string, InstanceType<typeof ort.Tensor>>;
+
+function wrapBound(weights: ReadonlyMap<string, HostTensor>): BoundFeeds {
+  const bound = new Map<string, InstanceType<typeof ort.Tensor>>();
+  for (const [name, tensor] of weights) {
+    // Kept in their own dtype: a graph that declares a float16 weight casts it itself.
+    const wrapped = tensor.dtype === 'float16' ? new ort.Tensor('float16', tensor.data as Uint16Array, tensor.shape) : toOrtTensor(name, tensor);
+    bound.set(name, wrapped);
+  }
+  return bound;
+}
+
+function createTensorSession(name: string, device: ResolvedDevice, session: OrtSession, bound: BoundFeeds = new Map()): TensorSession {
+  const inputNames = session.inputNames.filter((input) => !bound.has(input));
   const outputNames = [...session.outputNames];
   return {
     name,
@@ -44,7 +58,7 @@ function createTensorSession(name: string, device: ResolvedDevice, session: OrtS
           details: { missing, unknownFeeds, unknownFetches },
         });
       }
-      const ortFeeds: Record<string, InstanceType<typeof ort.Tensor>> = {};
+      const ortFeeds: Record<string, InstanceType<typeof ort.Tensor>> = Object.fromEntries(bound);
       for (const input of inputNames) ortFeeds[input] = toOrtTensor(input, feeds[input]!);
       let results: Record<string, InstanceType<typeof ort.Tensor>>;
       try {
@@ -83,7 +97,12 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
     ...(settings.interOpThreads === undefined ? {} : { interOpNumThreads: settings.interOpThreads }),
   });
 
-  const open = async (model: Uint8Array | string, target: ResolvedDevice, name: string): Promise<OrtSession> => {
+  const open = async (
+    model: Uint8Array | string,
+    target: ResolvedDevice,
+    name: string,
+    externalData?: { path: string; data: Uint8Array }[],
+  ): Promise<OrtSession> => {
     if (target === 'cuda' && findCudaProviderLibrary() === undefined) {
       throw new AgentFlowError({
         code: 'DEVICE_UNAVAILABLE',
@@ -92,9 +111,10 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
       });
     }
     try {
+      const sessionOptions = externalData ? { ...options(target), externalData } : options(target);
       return typeof model === 'string'
-        ? await ort.InferenceSession.create(model, options(target))
-        : await ort.InferenceSession.create(model, options(target));
+        ? await ort.InferenceSession.create(model, sessionOptions)
+        : await ort.InferenceSession.create(model, sessionOptions);
     } catch (cause) {
       const message = (cause as Error).message ?? String(cause);
       const deviceProblem = target === 'cuda' && /cuda|shared library|provider/i.test(message);
@@ -107,40 +127,54 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
     }
   };
 
+  /** Opens a session on the resolved device; with 'auto', the first call decides (CUDA, else the CPU). */
+  const openResolved = async (name: string, openOn: (target: ResolvedDevice) => Promise<TensorSession>): Promise<TensorSession> => {
+    if (device === 'cpu' || device === 'cuda') {
+      resolved = device;
+      return openOn(device);
+    }
+    if (decision !== undefined) return openOn(await decision);
+    let settle!: (value: ResolvedDevice) => void;
+    decision = new Promise((resolve) => {
+      settle = resolve;
+    });
+    try {
+      const session = await openOn('cuda');
+      resolved = 'cuda';
+      settle('cuda');
+      return session;
+    } catch (error) {
+      if (!AgentFlowError.hasCode(error, 'DEVICE_UNAVAILABLE')) {
+        decision = undefined;
+        settle('cpu');
+        throw error;
+      }
+      resolved = 'cpu';
+      settle('cpu');
+      logger.warn(`[agentflow/tensor] CUDA unavailable (${error.message.split('\n')[0]}); running on CPU (session ${describeValue(name)}).`);
+      return openOn('cpu');
+    }
+  };
+
   return {
     get device() {
       return resolved;
     },
     async createSession(model, sessionSettings = {}) {
       const name = sessionSettings.name ?? (typeof model === 'string' ? model : 'model');
-      if (device === 'cpu' || device === 'cuda') {
-        resolved = device;
-        return createTensorSession(name, device, await open(model, device, name));
-      }
-      if (decision !== undefined) {
-        const target = await decision;
-        return createTensorSession(name, target, await open(model, target, name));
-      }
-      let settle!: (value: ResolvedDevice) => void;
-      decision = new Promise((resolve) => {
-        settle = resolve;
-      });
-      try {
-        const session = await open(model, 'cuda', name);
-        resolved = 'cuda';
-        settle('cuda');
-        return createTensorSession(name, 'cuda', session);
-      } catch (error) {
-        if (!AgentFlowError.hasCode(error, 'DEVICE_UNAVAILABLE')) {
-          decision = undefined;
-          settle('cpu');
-          throw error;
+      return openResolved(name, async (target) => createTensorSession(name, target, await open(model, target, name)));
+    },
+    async openGraph(graph, sessionSettings = {}) {
+      const name = sessionSettings.name ?? 'graph';
+      const weights = graph.weights();
+      return openResolved(name, async (target) => {
+        if (target === 'cuda') {
+          // A device copy per session: CPU feeds would cross PCIe on every run.
+          const session = await open(graph.toBytes({ weights: 'external' }), target, name, weightExternalData(weights));
+          return createTensorSession(name, target, session);
         }
-        resolved = 'cpu';
-        settle('cpu');
-        logger.warn(`[agentflow/tensor] CUDA unavailable (${error.message.split('\n')[0]}); running on CPU.`);
-        return createTensorSession(name, 'cpu', await open(model, 'cpu', name));
-      }
+        return createTensorSession(name, target, await open(graph.toBytes({ weights: 'inputs' }), target, name), wrapBound(weights));
+      });
     },
   };
 }
