@@ -51,8 +51,16 @@ export type {
   TensorSession,
 } from './runtime/runtime-types';
 export { createRuntime } from './runtime/runtime';
-/** Where onnxruntime-node keeps its CUDA provider library; undefined on a CPU-only install. */
-export { findCudaProviderLibrary } from './runtime/cuda-provider';
+/** The CUDA provider (`pnpm gpu:setup`) and the CUDA 13 libraries it needs: where they are, what is missing. */
+export {
+  checkCudaLibraries,
+  CUDA_PROVIDER_DEPENDENCIES,
+  cudaUnavailableReason,
+  describeMissingCudaLibraries,
+  findCudaProviderLibrary,
+  type CudaLibraryCheckSettings,
+  type CudaLibraryReport,
+} from './runtime/cuda-provider';
 export type {
   AdamW,
   AdamWSettings,

@@ -2,7 +2,7 @@ import { AgentFlowError, describeValue } from '@agentflow/core';
 import ort from 'onnxruntime-node';
 import { type HostTensor, type TensorDtype, toFloat32 } from '../dtype/dtype';
 import { weightExternalData } from '../graph/serialize';
-import { findCudaProviderLibrary } from './cuda-provider';
+import { cudaUnavailableReason, explainCudaLoadError } from './cuda-provider';
 import type { ResolvedDevice, RuntimeSettings, TensorRuntime, TensorSession } from './runtime-types';
 
 type OrtSession = Awaited<ReturnType<typeof ort.InferenceSession.create>>;
@@ -103,10 +103,11 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
     name: string,
     externalData?: { path: string; data: Uint8Array }[],
   ): Promise<OrtSession> => {
-    if (target === 'cuda' && findCudaProviderLibrary() === undefined) {
+    const cudaProblem = target === 'cuda' ? cudaUnavailableReason() : undefined;
+    if (cudaProblem !== undefined) {
       throw new AgentFlowError({
         code: 'DEVICE_UNAVAILABLE',
-        message: `CUDA is not available for session ${describeValue(name)}: onnxruntime-node has no CUDA provider library installed (reinstall it with ONNXRUNTIME_NODE_INSTALL=cuda12).`,
+        message: `CUDA is not available for session ${describeValue(name)}: ${cudaProblem}`,
         details: { device: 'cuda' },
       });
     }
@@ -120,7 +121,7 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
       const deviceProblem = target === 'cuda' && /cuda|shared library|provider/i.test(message);
       throw new AgentFlowError({
         code: deviceProblem ? 'DEVICE_UNAVAILABLE' : 'RUNTIME_ERROR',
-        message: `ONNX Runtime could not create session ${describeValue(name)} on ${target}: ${message}`,
+        message: `ONNX Runtime could not create session ${describeValue(name)} on ${target}: ${message}${deviceProblem ? explainCudaLoadError(message) : ''}`,
         cause,
         details: { device: target },
       });
