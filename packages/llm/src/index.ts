@@ -11,6 +11,20 @@ export {
   openAICompatibleModelSettingsSchema,
   type OpenAICompatibleModelSettings,
 } from './openai/openai-compatible-model';
+/**
+ * vLLM servers as a rollout back end: prompts as token ids through /v1/completions, completions
+ * back as token ids with sampling log-probs, guided decoding by the JSON schema, and the runtime
+ * LoRA endpoints (/v1/load_lora_adapter, /v1/unload_lora_adapter) to hot-swap the adapter.
+ */
+export {
+  createVllmServers,
+  vllmServersSettingsSchema,
+  type AdapterLoadReport,
+  type VllmServers,
+  type VllmServersSettings,
+} from './vllm/vllm-servers';
+export { vllmRequestSettingsSchema, type VllmRequestSettings } from './vllm/vllm-completion';
+export { parseTokenIdString, TOKEN_ID_PREFIX, vllmCompletionResponseSchema, type VllmCompletionResponse } from './vllm/vllm-wire';
 /** A local `TrainablePolicy` as a `LanguageModel`, with token ids and log-probs. */
 export { createPolicyModel, type ChatTokenizer, type PolicyModelSettings } from './policy/policy-model';
 /** Schema-validated JSON output with repair, degradation and a typed failure. */

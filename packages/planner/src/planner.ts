@@ -42,6 +42,8 @@ export interface PlannerDecision {
   promptTokenIds?: number[];
   completionTokenIds?: number[];
   completionLogprobs?: number[];
+  /** The policy version (adapter) that sampled the completion, when the model reports one. */
+  policyVersion?: string;
   truncated: boolean;
   /** The parsed action, or null on a format error. */
   action: PlannerAction | null;
@@ -94,6 +96,7 @@ export function createPlanner(settings: PlannerSettings): Planner {
       ...(response.promptTokenIds ? { promptTokenIds: response.promptTokenIds } : {}),
       ...(response.completionTokenIds ? { completionTokenIds: response.completionTokenIds } : {}),
       ...(response.completionLogprobs ? { completionLogprobs: response.completionLogprobs } : {}),
+      ...(response.policyVersion === undefined ? {} : { policyVersion: response.policyVersion }),
       truncated: response.finishReason === 'length',
       action: result.ok ? result.value : null,
       ...(result.ok ? {} : { parseError: result.error }),

@@ -24,6 +24,11 @@ export interface ChatResponse {
   completionTokenIds?: number[];
   /** Sampling log-probs of the completion tokens, when the model runs locally. */
   completionLogprobs?: number[];
+  /**
+   * The version of the policy that sampled the completion, when the back end serves
+   * versions (a vLLM server's LoRA adapter name, one per training step).
+   */
+  policyVersion?: string;
 }
 
 /**

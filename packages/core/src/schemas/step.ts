@@ -15,6 +15,10 @@ export const stepSchema = z.object({
   promptTokenIds: z.array(z.number().int()).optional().describe('Prompt token ids (local policy only).'),
   completionTokenIds: z.array(z.number().int()).optional().describe('Completion token ids (local policy only).'),
   completionLogprobs: z.array(z.number()).optional().describe('Sampling log-probs of the completion tokens.'),
+  policyVersion: z
+    .string()
+    .optional()
+    .describe('The policy version that sampled the completion, when the back end serves versions (the LoRA adapter name on a vLLM server).'),
   truncated: z.boolean().default(false).describe('True when the completion hit the token limit.'),
   action: plannerActionSchema.nullable().describe('The parsed action, or null on a format error.'),
   parseError: z.string().optional().describe('Why the completion did not parse, when it did not.'),

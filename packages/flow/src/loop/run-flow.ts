@@ -180,6 +180,7 @@ export async function runFlowFrom(
         ...(decision.promptTokenIds ? { promptTokenIds: decision.promptTokenIds } : {}),
         ...(decision.completionTokenIds ? { completionTokenIds: decision.completionTokenIds } : {}),
         ...(decision.completionLogprobs ? { completionLogprobs: decision.completionLogprobs } : {}),
+        ...(decision.policyVersion === undefined ? {} : { policyVersion: decision.policyVersion }),
         truncated: decision.truncated,
         action,
         ...(decision.parseError === undefined ? {} : { parseError: decision.parseError }),
