@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
-# Downloads the CUDA 12 execution provider of onnxruntime-node (skipped by the default
-# install, whose machines cannot reach the host it comes from). Run once on a GPU machine.
+# `pnpm gpu:setup`: installs ONNX Runtime's CUDA execution provider (1.29.0, CUDA 13) from the
+# npm registry alone, beside onnxruntime-node's libonnxruntime.so.1. Options and exit codes:
+# scripts/gpu/setup.mjs. Run once on a Linux x64 machine with an NVIDIA GPU, after `pnpm setup`.
 set -euo pipefail
-cd "$(dirname "$0")/../packages/tensor"
-ort_dir=$(node -p "require('path').dirname(require.resolve('onnxruntime-node/package.json'))")
-cd "$ort_dir"
-ONNXRUNTIME_NODE_INSTALL=cuda12 node script/install.js
-echo "CUDA provider installed in $ort_dir/bin"
+cd "$(dirname "$0")/.."
+exec node scripts/gpu/setup.mjs "$@"

@@ -63,6 +63,9 @@ describe('checkCudaLibraries', () => {
       'Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.13: cannot open shared object file: No such file or directory';
     expect(explainCudaLoadError(message)).toContain('cannot find libcublasLt.so.13, cuBLASLt 13');
     expect(explainCudaLoadError('CUDA failure 100: no CUDA-capable device is detected')).toBe('');
+    // What onnxruntime-node 1.29 actually throws when the provider's libraries are missing.
+    const hint = explainCudaLoadError('OrtSessionOptionsAppendExecutionProvider_Cuda: Failed to load shared library');
+    expect(hint === '' || hint.startsWith(' (the dynamic loader cannot find ')).toBe(true);
   });
 
   it('points at pnpm gpu:setup when no provider is installed', () => {

@@ -83,9 +83,9 @@ function subfolders(directory: string): string[] {
 
 /** CUDA toolkit folders and the lib folders of pip's nvidia-* wheels (as PyTorch images ship CUDA). */
 function offPathCudaDirectories(): string[] {
-  const found = ['/usr/local/cuda/lib64', '/usr/local/cuda/targets/x86_64-linux/lib', '/usr/local/nvidia/lib64', '/usr/local/nvidia/lib'];
+  const found = ['/usr/local/cuda/lib64', '/usr/local/cuda/lib', '/usr/local/cuda/targets/x86_64-linux/lib', '/usr/local/nvidia/lib64', '/usr/local/nvidia/lib'];
   for (const toolkit of subfolders('/usr/local').filter((path) => /\/cuda-\d/.test(path))) {
-    found.push(join(toolkit, 'lib64'), join(toolkit, 'targets/x86_64-linux/lib'));
+    found.push(join(toolkit, 'lib64'), join(toolkit, 'lib'), join(toolkit, 'targets/x86_64-linux/lib'));
   }
   const libRoots = ['/usr/lib', '/usr/local/lib', join(homedir(), '.local/lib'), ...subfolders('/opt').map((path) => join(path, '.venv/lib'))];
   for (const root of libRoots) {
@@ -173,10 +173,18 @@ export function cudaUnavailableReason(): string | undefined {
   return `the CUDA provider is installed (${provider}), but ${describeMissingCudaLibraries(report)}`;
 }
 
-/** The library named by a dlopen failure in ONNX Runtime's error message, as a hint, or ''. */
+/**
+ * A hint for ONNX Runtime's CUDA failure message, or ''. Its message says only "Failed to load
+ * shared library" (the dlopen error goes to stderr), so the hint names the CUDA libraries the
+ * loader cannot find, or the library a dlopen error names when the message carries one.
+ */
 export function explainCudaLoadError(message: string): string {
   const library = /([\w.+-]+\.so[.\d]*): cannot open shared object file/.exec(message)?.[1];
-  if (library === undefined) return '';
-  const what = CUDA_PROVIDER_DEPENDENCIES[library];
-  return ` (the dynamic loader cannot find ${library}${what === undefined ? '' : `, ${what}`}; \`pnpm gpu:check\` lists every missing CUDA library)`;
+  if (library !== undefined) {
+    const what = CUDA_PROVIDER_DEPENDENCIES[library];
+    return ` (the dynamic loader cannot find ${library}${what === undefined ? '' : `, ${what}`}; \`pnpm gpu:check\` lists every missing CUDA library)`;
+  }
+  if (!/failed to load shared library/i.test(message)) return '';
+  const missing = describeMissingCudaLibraries(checkCudaLibrariesOnce());
+  return missing === '' ? '' : ` (${missing.slice(0, -1)})`;
 }
