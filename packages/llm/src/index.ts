@@ -23,6 +23,14 @@ export {
   type VllmServers,
   type VllmServersSettings,
 } from './vllm/vllm-servers';
+/** Keeps every vLLM server on the policy's adapter version, resumably (pending version in the run's state). */
+export {
+  createAdapterSync,
+  type AdapterSync,
+  type AdapterSyncSettings,
+  type AdapterSyncState,
+  type AdapterVersion,
+} from './vllm/adapter-sync';
 export { vllmRequestSettingsSchema, type VllmRequestSettings } from './vllm/vllm-completion';
 export { parseTokenIdString, TOKEN_ID_PREFIX, vllmCompletionResponseSchema, type VllmCompletionResponse } from './vllm/vllm-wire';
 /** A local `TrainablePolicy` as a `LanguageModel`, with token ids and log-probs. */
