@@ -7,7 +7,7 @@
 
 /** Qwen3 config.json parsing, validation and the reverse mapping. */
 export { loadQwen3Config, parseQwen3Config, QWEN3_BOUNDS, qwen3HfConfigSchema, toHfConfig, type Qwen3Config } from './config/qwen3-config';
-/** Built-in model shapes (`tiny`, `qwen3-0.6b-shape`). */
+/** Built-in model shapes (`tiny`, `qwen3-0.6b-shape`, `qwen3-8b-shape`, `tiny-qwen3-vocab`). */
 export { getModelPreset, MODEL_PRESETS, type ModelPresetName } from './config/presets';
 /** Byte-level tokenizer files with a ChatML template. */
 export {

@@ -46,6 +46,15 @@ describe('Qwen3 config', () => {
     expect(parseQwen3Config(hf)).toEqual(tiny);
   });
 
+  it('has a Qwen3-8B shape that round-trips through config.json (8.19B parameters, untied head)', () => {
+    const config = getModelPreset('qwen3-8b-shape');
+    expect(parseQwen3Config(toHfConfig(config))).toEqual(config);
+    const { hiddenSize: h, intermediateSize: m, numHiddenLayers: layers, vocabSize: v, headDim: d } = config;
+    const attention = h * d * (config.numAttentionHeads * 2 + config.numKeyValueHeads * 2) + 2 * d;
+    const parameters = 2 * v * h + layers * (attention + 3 * h * m + 2 * h) + h;
+    expect(parameters).toBe(8_190_735_360);
+  });
+
   it('rejects invalid or unsupported configs with the offending value', () => {
     expect(() => parseQwen3Config({ ...qwen3SmallHf, hidden_size: -1 })).toThrow(/hidden_size/);
     expect(() => parseQwen3Config({ ...qwen3SmallHf, num_key_value_heads: 5 })).toThrow(/multiple of num_key_value_heads 5/);
