@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { rolloutsSchema } from './rollouts-schema';
 import { taskSchema } from './task-schema';
 import { trainSchema } from './train-schema';
 import { warmStartCheckSchema } from './warm-start-schema';
@@ -96,6 +97,7 @@ export const runConfigSchema = z
           .describe(
             "Variables passed to the model folder's chat template (Hugging Face apply_chat_template kwargs). Default { enable_thinking: false }: Qwen3 with thinking off, as the AgentFlow reference system runs it; templates that do not read a variable ignore it.",
           ),
+        rollouts: rolloutsSchema,
       })
       .strict()
       .prefault({}),

@@ -7,8 +7,9 @@ import { createPrmScorer, loadPrm } from '@agentflow/prm';
 import { createRunAgent } from '../pipeline/agent';
 import { evaluatePlanner } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
-import { openPlannerCheckpoint, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
+import { openPlannerCheckpoint, POLICY_CHECKPOINTS, warmPlannerDir } from '../pipeline/planner-checkpoints';
 import type { Stage } from '../pipeline/run-stages';
+import { openRolloutBackend } from '../rollouts/rollout-backend';
 
 /**
  * DAPO on the warm-started planner: G rollouts per training task, the outcome reward from
@@ -33,11 +34,20 @@ export const trainStage: Stage<PipelineContext> = {
     const reference = dapo.klCoefficient > 0 ? await openPlannerCheckpoint(context, POLICY_CHECKPOINTS.warm) : undefined;
     let stepScorer: StepScorer | undefined;
     if (needsStepScores(dapo.credit)) stepScorer = createPrmScorer(await loadPrm(join(run.paths.checkpoints, 'prm'), { device: config.device }));
-    const agent = createRunAgent(context, policy.languageModel);
+    // Rollouts in-process, or on vLLM servers that get each step's adapter (policy.rollouts).
+    const rollouts = openRolloutBackend({
+      config: config.policy,
+      planner: policy,
+      baseModelDir: lora === null ? context.policyDir : warmPlannerDir(context),
+      runRoot: run.root,
+      version: () => trainer.step,
+      emit,
+    });
+    const agent = createRunAgent(context, rollouts.languageModel);
     const heldOut = source.split('test').slice(0, evaluationTasks);
     const trainer = createDapoTrainer<TaskItem>({
       config: dapo,
-      policy: policy.policy,
+      policy: rollouts.trainingPolicy,
       prompts: [...source.split('train')],
       sampleRollouts: createRolloutSampler({ run: agent.run, idPrefix: 'train' }),
       scoreOutcome: async (item, trajectory) => {
@@ -57,13 +67,14 @@ export const trainStage: Stage<PipelineContext> = {
       },
       onMetrics: (metrics) => {
         const { evaluation: _evaluation, ...numbers } = metrics;
-        const row: Record<string, number> = {};
+        const row: Record<string, number> = rollouts.stepMetrics();
         for (const [key, value] of Object.entries(numbers)) if (typeof value === 'number') row[key] = value;
         run.appendMetrics([{ ...row, stage: 'train', step: metrics.step }]);
         emit({ type: 'progress', stage: 'train', completed: metrics.step, total: dapo.totalSteps, metrics: { reward: metrics.reward, accuracy: metrics.accuracy } });
       },
     });
     const resumedAt = await trainer.resume();
+    await rollouts.prepare();
     emit({ type: 'progress', stage: 'train', completed: resumedAt ?? 0, total: dapo.totalSteps });
     let stoppedEarly: string | undefined;
     try {

@@ -29,11 +29,16 @@ export interface VllmStandInSettings {
   beforeLoad?: (name: string, path: string) => Promise<void>;
 }
 
-/** What the stand-in did, in order: the adapter swaps and the completions (with the model they named). */
-export type StandInEvent =
+/**
+ * What the stand-in did, in order: the adapter swaps (`at`: when they took effect) and the
+ * completions (`at`: when the request arrived, with the model it named); `at` is
+ * performance.now(), comparable across the stand-ins of one process.
+ */
+export type StandInEvent = { at: number } & (
   | { kind: 'load'; name: string; path: string }
   | { kind: 'unload'; name: string }
-  | { kind: 'completion'; model: string; promptTokens: number; completionTokens: number };
+  | { kind: 'completion'; model: string; promptTokens: number; completionTokens: number }
+);
 
 export interface VllmStandIn {
   /** The server root, e.g. http://127.0.0.1:40123 (vLLM's routes start with /v1). */
@@ -137,6 +142,7 @@ export async function startVllmStandIn(settings: VllmStandInSettings): Promise<V
   }
 
   async function completions(body: unknown) {
+    const at = performance.now();
     const request = parse(completionRequestSchema, body);
     if (request.model !== served && !adapters.has(request.model)) throw httpFailure(404, `The model \`${request.model}\` does not exist.`);
     const tokenizer = await engine.tokenizer();
@@ -154,7 +160,7 @@ export async function startVllmStandIn(settings: VllmStandInSettings): Promise<V
       ...(stop.length > 0 ? { stop } : {}),
       ...(jsonSchema ? { jsonSchema } : {}),
     });
-    events.push({ kind: 'completion', model: request.model, promptTokens: promptIds.length, completionTokens: generation.tokenIds.length });
+    events.push({ at, kind: 'completion', model: request.model, promptTokens: promptIds.length, completionTokens: generation.tokenIds.length });
     const asIds = request.return_tokens_as_token_ids === true;
     const tokens = generation.tokenIds.map((id) => (asIds ? `token_id:${id}` : tokenizer.decode([id])));
     const logprobs =
@@ -200,14 +206,14 @@ export async function startVllmStandIn(settings: VllmStandInSettings): Promise<V
       throw httpFailure(400, `LoRA rank ${adapter.config.rank} is greater than max_lora_rank ${maxLoraRank}.`);
     }
     adapters.set(name, { adapter, path });
-    events.push({ kind: 'load', name, path });
+    events.push({ at: performance.now(), kind: 'load', name, path });
     return `Success: LoRA adapter '${name}' added successfully.`;
   }
 
   function unloadAdapter(body: unknown): string {
     const { lora_name: name } = parse(unloadSchema, body);
     if (!adapters.delete(name)) throw httpFailure(404, `The lora adapter '${name}' cannot be found.`);
-    events.push({ kind: 'unload', name });
+    events.push({ at: performance.now(), kind: 'unload', name });
     return `Success: LoRA adapter '${name}' removed successfully.`;
   }
 
