@@ -1,0 +1,150 @@
+// `pnpm gpu:check`: on a machine with an NVIDIA GPU and the CUDA provider (`pnpm gpu:setup`),
+// (a) checks CUDA outputs against the CPU (tensor bench graphs; a small Qwen3's log-probs, loss
+// and LoRA gradients), (b) measures a LoRA DAPO-style training step (clipped surrogate,
+// forward + backward through @agentflow/models' policy training graph) at the Qwen3-0.6B and
+// Qwen3-8B shapes with random weights: step time, tokens/s, MFU, peak GPU memory. Each
+// measurement runs in its own worker process (scripts/gpu/check-worker.mjs) within a time budget.
+// Usage: pnpm gpu:check [--out FILE.json] [--shapes qwen3-0.6b-shape,qwen3-8b-shape] [--budget-s 450]
+//        [--device cpu  (a dry run of the measurements on the CPU, tiny plans, no preflight)]
+// Exit codes: 0 all checks passed; 1 a check failed or a measurement did not finish;
+//             2 usage or unbuilt packages; 3 no GPU path here (says exactly what is missing).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { preflight } from './gpu/preflight.mjs';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const EXIT = { ok: 0, failed: 1, usage: 2, missing: 3 };
+/** H200 SXM dense peaks (no sparsity), TFLOP/s. */
+const PEAK = { bf16: 989, tf32: 494 };
+/** Micro-batches per shape: rows x (prompt + completion) tokens. The CPU dry run uses small ones. */
+const PLANS = {
+  cuda: { 'qwen3-0.6b-shape': { batch: 8, prompt: 512, completion: 512 }, 'qwen3-8b-shape': { batch: 4, prompt: 512, completion: 512 } },
+  cpu: { default: { batch: 2, prompt: 24, completion: 8 } },
+};
+
+const args = { out: undefined, shapes: 'qwen3-0.6b-shape,qwen3-8b-shape', 'budget-s': '450', device: 'cuda', steps: '3' };
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i += 2) {
+  const key = argv[i]?.replace(/^--/, '');
+  if (!argv[i]?.startsWith('--') || !(key in args) || argv[i + 1] === undefined) {
+    console.error(`gpu:check: unexpected argument ${JSON.stringify(argv[i])}; expected --out FILE, --shapes A,B, --budget-s N, --steps N or --device cuda|cpu.`);
+    process.exit(EXIT.usage);
+  }
+  args[key] = argv[i + 1];
+}
+const report = { startedAt: new Date().toISOString(), device: args.device, peakTflops: PEAK, ran: false };
+const finish = (code) => {
+  report.exitCode = code;
+  if (args.out) writeFileSync(resolve(args.out), `${JSON.stringify(report, null, 2)}\n`);
+  process.exit(code);
+};
+
+const dists = ['packages/tensor/dist/index.js', 'packages/models/dist/index.js', 'packages/dapo/dist/graph.js'];
+const unbuilt = dists.filter((path) => !existsSync(join(root, path)));
+if (unbuilt.length > 0) {
+  console.error(`gpu:check: ${unbuilt.join(', ')} missing: run \`pnpm build\` first.`);
+  finish(EXIT.usage);
+}
+const tensor = await import(join(root, 'packages/tensor/dist/index.js'));
+let workerEnv = process.env;
+if (args.device === 'cuda') {
+  const check = preflight(tensor);
+  for (const line of check.lines) console.log(line);
+  Object.assign(report, { gpus: check.gpus, provider: check.provider ?? null, libraries: check.libraries });
+  if (check.problems.length > 0) {
+    report.missing = check.problems;
+    console.log(`\ngpu:check cannot run here: ${check.problems.join('; ')}.`);
+    finish(EXIT.missing);
+  }
+  workerEnv = { ...process.env, LD_LIBRARY_PATH: check.ldLibraryPath };
+}
+
+/** Polls nvidia-smi's memory.used (MiB) every 200 ms; returns a stop function giving the peak. */
+function pollGpuMemory() {
+  if (args.device !== 'cuda') return () => undefined;
+  let peak = 0;
+  const poller = spawn('nvidia-smi', ['--query-gpu=memory.used', '--format=csv,noheader,nounits', '-lms', '200'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  poller.stdout.on('data', (chunk) => {
+    for (const line of String(chunk).split('\n')) if (line.trim()) peak = Math.max(peak, Number(line.split(',')[0]));
+  });
+  poller.on('error', () => undefined);
+  return () => {
+    poller.kill();
+    return peak;
+  };
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'agentflow-gpu-check-'));
+const started = performance.now();
+const budgetS = Number(args['budget-s']);
+
+/** Runs one worker until it ends or the budget is spent; returns its last saved result. */
+async function runWorker(task, extra = []) {
+  const resultPath = join(scratch, `${task}-${extra.join('-').replace(/[^\w.-]/g, '')}.json`);
+  const leftS = budgetS - (performance.now() - started) / 1000;
+  if (leftS < 20) return { task, error: `skipped: the ${budgetS} s budget is spent` };
+  const stopPolling = pollGpuMemory();
+  const baseline = args.device === 'cuda' ? await new Promise((done) => setTimeout(() => done(stopPolling()), 600)) : undefined;
+  const stopPeak = pollGpuMemory();
+  const workerStarted = performance.now();
+  const child = spawn(process.execPath, [join(root, 'scripts/gpu/check-worker.mjs'), '--task', task, '--device', args.device, '--result', resultPath, ...extra], {
+    env: workerEnv,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), leftS * 1000);
+  const [code, signal] = await new Promise((done) => child.on('exit', (...exit) => done(exit)));
+  clearTimeout(timer);
+  const peak = stopPeak();
+  const result = existsSync(resultPath) ? JSON.parse(readFileSync(resultPath, 'utf8')) : { task };
+  result.wallS = (performance.now() - workerStarted) / 1000;
+  if (peak !== undefined) Object.assign(result, { gpuMemoryPeakMiB: peak, gpuMemoryBaselineMiB: baseline });
+  if (code !== 0 && result.error === undefined) {
+    const last = result.stages?.at(-1)?.stage ?? 'start';
+    result.error = signal === 'SIGKILL' ? `killed at the time budget after stage "${last}"` : `worker exited ${code ?? signal} after stage "${last}" (out of memory?)`;
+  }
+  return result;
+}
+
+const fmt = (value, digits = 1) => (value === undefined || Number.isNaN(value) ? '-' : value.toFixed(digits));
+console.log(`\n# gpu:check on ${args.device} (${new Date().toISOString()})\n`);
+const correctness = await runWorker('correctness');
+report.correctness = correctness;
+const rows = correctness.rows ?? [];
+console.log('| check | output | max abs diff | relative to max abs (CPU) | result |\n|---|---|---|---|---|');
+for (const row of rows) console.log(`| ${row.check} | ${row.output} | ${row.worst.toExponential(2)} | ${row.relative.toExponential(2)} | ${row.ok ? 'ok' : 'FAIL'} |`);
+if (correctness.error) console.log(`| correctness | | | | ${correctness.error} |`);
+if (correctness.peakMatmul) {
+  const { n, tflops } = correctness.peakMatmul;
+  console.log(`\nfloat32 MatMul ${n}x${n}x${n} through a session (host copies included): ${fmt(tflops, 2)} TFLOP/s`);
+}
+
+report.steps = [];
+for (const shape of args.shapes.split(',').filter(Boolean)) {
+  const plan = PLANS[args.device][shape] ?? PLANS[args.device].default ?? PLANS.cuda['qwen3-0.6b-shape'];
+  const extra = ['--shape', shape, '--batch', String(plan.batch), '--prompt', String(plan.prompt), '--completion', String(plan.completion), '--steps', args.steps];
+  report.steps.push({ ...(await runWorker('step', extra)), plan });
+}
+console.log(
+  '\nLoRA r=8 DAPO-style step (clipped surrogate, forward + backward to the LoRA inputs), median of the timed steps.',
+  `\nMFU = 4 x N x tokens / step time / peak, N = MatMul parameters (linear layers + LM head; LoRA and attention-score FLOPs not counted): forward 2N, backward to the activations 2N, no base weight gradients. Peaks: bf16 ${PEAK.bf16}, tf32 ${PEAK.tf32} TFLOP/s (H200 dense).\n`,
+);
+console.log('| shape | params | tokens (B x (P+C)) | session + first step s | step s | tokens/s | TFLOP/s | MFU bf16 | MFU tf32 | peak GPU MiB | peak RSS MiB | result |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+for (const step of report.steps) {
+  const tflops = step.stepS ? step.flopsPerStep / step.stepS / 1e12 : undefined;
+  Object.assign(step, { tflops, mfuBf16: tflops && tflops / PEAK.bf16, mfuTf32: tflops && tflops / PEAK.tf32 });
+  const gpu = step.gpuMemoryPeakMiB === undefined ? '-' : `${step.gpuMemoryPeakMiB} (idle ${step.gpuMemoryBaselineMiB})`;
+  const cuda = args.device === 'cuda';
+  console.log(
+    `| ${step.shape} | ${step.parameters >= 1e9 ? `${fmt(step.parameters / 1e9, 2)}B` : `${fmt(step.parameters / 1e6, 1)}M`} | ${step.plan.batch} x (${step.plan.prompt}+${step.plan.completion}) | ${fmt(step.firstStepS)} | ${fmt(step.stepS, 3)} | ${fmt(step.tokensPerS, 0)} | ${fmt(tflops, 1)} | ${cuda ? `${fmt(step.mfuBf16 * 100)}%` : '-'} | ${cuda ? `${fmt(step.mfuTf32 * 100)}%` : '-'} | ${gpu} | ${fmt(step.peakRssMiB, 0)} | ${step.error ?? `ok on ${step.resolvedDevice}`} |`,
+  );
+}
+rmSync(scratch, { recursive: true, force: true });
+report.ran = true;
+report.wallS = (performance.now() - started) / 1000;
+console.log(`\ngpu:check took ${fmt(report.wallS)} s${args.out ? `; JSON in ${args.out}` : ''}.`);
+const failed = rows.some((row) => !row.ok) || correctness.error !== undefined || report.steps.some((step) => step.error !== undefined);
+finish(failed ? EXIT.failed : EXIT.ok);

@@ -1,0 +1,145 @@
+// One measurement of `pnpm gpu:check`, in its own process so that a crash, an out-of-memory
+// kill or a time-out loses only that row. Writes what it has so far as JSON to --result after
+// every stage. Uses only the public APIs of @agentflow/tensor, @agentflow/models and
+// @agentflow/dapo/graph (their built dist/).
+//   node scripts/gpu/check-worker.mjs --task correctness --result FILE [--device cuda]
+//   node scripts/gpu/check-worker.mjs --task step --shape qwen3-0.6b-shape --batch 8 --prompt 512 --completion 512 --result FILE
+import { writeFileSync } from 'node:fs';
+import { clippedSurrogateObjective } from '../../packages/dapo/dist/graph.js';
+import {
+  createCausalLm,
+  createLoraAdapter,
+  createPolicyTrainer,
+  expectedWeightShapes,
+  getModelPreset,
+  loraLayoutOf,
+} from '../../packages/models/dist/index.js';
+import { compareGraphsOnCuda, relativeError } from '../../packages/tensor/bench/gpu-check.mjs';
+import { buildPeakMatmul, makeFeeds } from '../../packages/tensor/bench/graphs.mjs';
+import { createRuntime } from '../../packages/tensor/dist/index.js';
+import { fastRandomModel, matmulParameters } from './random-weights.mjs';
+
+const args = {};
+process.argv.slice(2).forEach((value, index, all) => {
+  if (value.startsWith('--')) args[value.slice(2)] = all[index + 1];
+});
+const device = args.device ?? 'cuda';
+const result = { task: args.task, shape: args.shape, device, stages: [] };
+const save = (stage, extra = {}) => {
+  Object.assign(result, extra);
+  if (stage) result.stages.push({ stage, atS: Number((performance.now() / 1000).toFixed(2)) });
+  writeFileSync(args.result, JSON.stringify(result));
+};
+const log = (line) => console.error(`  [${args.task}${args.shape ? ` ${args.shape}` : ''}] ${line}`);
+
+/** A DAPO-style micro-batch: random ids, token-mean weights, advantages of +-1, old log-probs of a uniform policy. */
+function dapoBatch(config, batch, prompt, completion, seed = 7) {
+  let state = seed;
+  const next = () => {
+    state = (state * 16807) % 2147483647;
+    return state / 2147483647;
+  };
+  const rows = (length, value) => Array.from({ length: batch }, () => Array.from({ length }, value));
+  const uniformLogprob = -Math.log(config.vocabSize);
+  return {
+    promptIds: rows(prompt, () => Math.floor(next() * config.vocabSize)),
+    completionIds: rows(completion, () => Math.floor(next() * config.vocabSize)),
+    tokenWeights: rows(completion, () => 1 / (batch * completion)),
+    advantages: Array.from({ length: batch }, (_, row) => Array.from({ length: completion }, () => (row % 2 === 0 ? 1 : -1))),
+    oldLogprobs: rows(completion, () => uniformLogprob),
+    objective: { kind: 'clipped-surrogate', epsLow: 0.2, epsHigh: 0.28, klCoefficient: 0 },
+  };
+}
+
+const objectives = { 'clipped-surrogate': clippedSurrogateObjective };
+
+/** Log-probs and LoRA gradients of a small Qwen3 with the real vocabulary, CPU against CUDA. */
+async function compareModelOnCuda() {
+  const config = { ...getModelPreset('qwen3-0.6b-shape'), hiddenSize: 256, intermediateSize: 512, numHiddenLayers: 2, numAttentionHeads: 4, numKeyValueHeads: 2, headDim: 64 };
+  const model = fastRandomModel(config, expectedWeightShapes(config), 3);
+  const adapter = createLoraAdapter(config, { rank: 8, alpha: 16 }, 2);
+  // A non-zero B so that the gradients of A are not all zero.
+  for (const matrices of adapter.matrices.values()) matrices.b.fill(0.01);
+  const batch = dapoBatch(config, 2, 48, 16);
+  const outputs = {};
+  for (const target of ['cpu', device]) {
+    const runtime = createRuntime({ device: target });
+    const lm = await createCausalLm({ model, runtime, lora: { rank: 8, alpha: 16 } });
+    const logprobs = (await lm.logprobs(batch, { adapter })).logprobs.flat();
+    await lm.release();
+    const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives });
+    const step = await trainer.run(batch, adapter);
+    await trainer.release();
+    outputs[target] = { logprobs: Float32Array.from(logprobs), loss: step.stats.loss, gradients: [...step.gradients.values()] };
+  }
+  const rows = [{ check: 'qwen3 (hidden 256, vocab 151936) log-probs', ...relativeError(outputs.cpu.logprobs, outputs[device].logprobs) }];
+  const gradients = outputs.cpu.gradients.map((gradient, index) => relativeError(gradient, outputs[device].gradients[index]));
+  rows.push({
+    check: 'qwen3 LoRA gradients (clipped surrogate)',
+    worst: Math.max(...gradients.map((g) => g.worst)),
+    relative: Math.max(...gradients.map((g) => g.relative)),
+  });
+  rows.push({ check: 'qwen3 loss', ...relativeError([outputs.cpu.loss], [outputs[device].loss]) });
+  // Half precision on CUDA is allowed: bf16 has an 8-bit mantissa.
+  return rows.map((row) => ({ ...row, output: '', ok: row.relative <= 5e-2 }));
+}
+
+async function peakMatmul(n) {
+  const graph = buildPeakMatmul(n);
+  const session = await createRuntime({ device }).createSession(graph.bytes, { name: `matmul-${n}` });
+  const feeds = makeFeeds(graph.inputs);
+  await session.run(feeds);
+  const t0 = performance.now();
+  const repeats = 5;
+  for (let i = 0; i < repeats; i++) await session.run(feeds);
+  const seconds = (performance.now() - t0) / 1000 / repeats;
+  await session.release();
+  // Includes copying 3 x n^2 floats between host and device each run.
+  return { n, seconds, tflops: graph.flops / seconds / 1e12 };
+}
+
+async function correctness() {
+  const rows = device === 'cuda' ? await compareGraphsOnCuda() : [];
+  save('graphs compared', { rows });
+  rows.push(...(await compareModelOnCuda()));
+  save('model compared', { rows });
+  save('peak matmul', { peakMatmul: await peakMatmul(device === 'cuda' ? 8192 : 1024) });
+}
+
+async function step() {
+  const config = getModelPreset(args.shape);
+  const [batch, prompt, completion] = [Number(args.batch), Number(args.prompt), Number(args.completion)];
+  let t0 = performance.now();
+  const model = fastRandomModel(config, expectedWeightShapes(config), 1);
+  const parameters = [...model.weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
+  save('random weights', { parameters, matmulParameters: matmulParameters(config, model.weights), weightsS: (performance.now() - t0) / 1000 });
+  log(`${(parameters / 1e9).toFixed(2)}B parameters filled in ${result.weightsS.toFixed(1)} s`);
+  const adapter = createLoraAdapter(config, { rank: 8, alpha: 16 }, 2);
+  const runtime = createRuntime({ device, logger: { warn: (line) => log(line) } });
+  const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives });
+  const micro = dapoBatch(config, batch, prompt, completion);
+  t0 = performance.now();
+  const first = await trainer.run(micro, adapter);
+  save('session + first step', { firstStepS: (performance.now() - t0) / 1000, resolvedDevice: runtime.device, loss: first.stats.loss });
+  log(`session + first step ${result.firstStepS.toFixed(1)} s on ${runtime.device}, loss ${first.stats.loss.toFixed(4)}`);
+  const times = [];
+  for (let i = 0; i < Number(args.steps ?? 3); i++) {
+    t0 = performance.now();
+    await trainer.run(micro, adapter);
+    times.push((performance.now() - t0) / 1000);
+    save('step', { stepTimesS: times });
+  }
+  await trainer.release();
+  const sorted = [...times].sort((a, b) => a - b);
+  const tokens = batch * (prompt + completion);
+  const stepS = sorted[Math.floor(sorted.length / 2)];
+  save('done', { tokens, stepS, tokensPerS: tokens / stepS, flopsPerStep: 4 * result.matmulParameters * tokens, peakRssMiB: process.resourceUsage().maxRSS / 1024 });
+}
+
+try {
+  await (args.task === 'correctness' ? correctness() : step());
+} catch (error) {
+  save('failed', { error: `${error.code ? `${error.code}: ` : ''}${error.message}` });
+  log(`failed: ${error.message}`);
+  process.exitCode = 1;
+}
