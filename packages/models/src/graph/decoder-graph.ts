@@ -93,7 +93,7 @@ export function buildDecoder(
 
   const linear = (x: SymbolicTensor, layer: number, module: LinearModule) => {
     const path = linearPath(layer, module);
-    let y = graph.matmul(x, weights.transposed(`${path}.weight`));
+    let y = graph.matmulTransposed(x, weights.plain(`${path}.weight`)); // weight [out, in]
     const adapter = settings.lora?.get(path);
     if (adapter) {
       const low = graph.matmul(x, graph.transpose(adapter.a)); // [..., rank]
@@ -139,8 +139,8 @@ export function buildDecoder(
   return { inputIds, attentionMask, positionIds, hidden, presents, weights };
 }
 
-/** logits = hidden @ W_head^T: [..., hidden] -> [..., vocab]. */
+/** logits = hidden @ W_head^T: [..., hidden] -> [..., vocab] (a tied head reads the embedding itself). */
 export function lmHead(graph: GraphBuilder, config: Qwen3Config, decoder: DecoderTensors): (hidden: SymbolicTensor) => SymbolicTensor {
-  const head = decoder.weights.transposed(lmHeadName(config)); // [hidden, vocab]
-  return (hidden) => graph.matmul(hidden, head);
+  const head = decoder.weights.plain(lmHeadName(config)); // [vocab, hidden]
+  return (hidden) => graph.matmulTransposed(hidden, head);
 }

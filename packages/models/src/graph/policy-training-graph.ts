@@ -80,9 +80,14 @@ export function buildPolicyTrainingGraph(
   const positions = graph.input(COMPLETION_POSITIONS, 'int64', ['batch', 'completion']);
   const mask = graph.input(COMPLETION_MASK, 'float32', ['batch', 'completion']);
   const tokenWeights = graph.input(TOKEN_WEIGHTS, 'float32', ['batch', 'completion']);
-  const logSoftmax = graph.logSoftmax(lmHead(graph, model.config, decoder)(decoder.hidden), -1); // [batch, sequence, vocab]
-  const picked = graph.squeeze(graph.gatherElements(logSoftmax, graph.unsqueeze(targets, [2]), 2), [2]); // [batch, sequence]
-  const logprobs = graph.gatherElements(picked, positions, 1); // [batch, completion]
+  // The head runs on the completion positions only: [batch, completion, vocab], never
+  // [batch, sequence, vocab] (a prompt of thousands of tokens costs no vocabulary-wide tensor).
+  const hiddenSize = model.config.hiddenSize;
+  const index = graph.expand(graph.unsqueeze(positions, [2]), [1, 1, hiddenSize]); // [batch, completion, hidden]
+  const selected = graph.gatherElements(decoder.hidden, index, 1);
+  const completionTargets = graph.gatherElements(targets, positions, 1); // [batch, completion]
+  const logSoftmax = graph.logSoftmax(lmHead(graph, model.config, decoder)(selected), -1); // [batch, completion, vocab]
+  const logprobs = graph.squeeze(graph.gatherElements(logSoftmax, graph.unsqueeze(completionTargets, [2]), 2), [2]); // [batch, completion]
   let entropy: SymbolicTensor | undefined;
   const perTokenFields: PerTokenField[] = [];
   const declared = new Map<PerTokenField, SymbolicTensor>();
@@ -94,8 +99,7 @@ export function buildPolicyTrainingGraph(
       tokenWeights,
       entropy() {
         if (!entropy) {
-          const full = graph.neg(graph.reduceSum(graph.mul(graph.exp(logSoftmax), logSoftmax), [-1])); // [batch, sequence]
-          entropy = graph.gatherElements(full, positions, 1);
+          entropy = graph.neg(graph.reduceSum(graph.mul(graph.exp(logSoftmax), logSoftmax), [-1])); // [batch, completion]
         }
         return entropy;
       },

@@ -22,6 +22,14 @@ export interface RuntimeSettings {
   interOpThreads?: number;
   /** Default 'all' (ONNX Runtime's default). */
   graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
+  /**
+   * ONNX Runtime's CPU memory arena (default on, ONNX Runtime's default). The arena keeps what a
+   * run allocated for the next runs, one arena per session; off, each run's activations are
+   * returned when it ends, so sessions that run one after another do not each keep their peak.
+   */
+  cpuMemoryArena?: boolean;
+  /** ONNX Runtime's memory pattern (default on): one planned block per run after the first. */
+  memoryPattern?: boolean;
   /** CUDA device ordinal, default 0. */
   cudaDeviceId?: number;
   /** Default: `console`. */
