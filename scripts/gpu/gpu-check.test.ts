@@ -40,13 +40,18 @@ describe('gpu:check', () => {
     const fake = {
       ...tensor,
       findCudaProviderLibrary: () => undefined,
-      checkCudaLibraries: () => ({ missing: ['libcuda.so.1', 'libcublas.so.13'], elsewhere: { 'libcublas.so.13': '/opt/wheels/nvidia/cu13/lib' }, cacheRead: true }),
+      checkCudaLibraries: ({ libraries }: { libraries?: string[] }) =>
+        libraries === undefined
+          ? { missing: ['libcuda.so.1', 'libcublas.so.13'], elsewhere: { 'libcublas.so.13': '/opt/wheels/nvidia/cu13/lib' }, cacheRead: true }
+          : { missing: libraries, elsewhere: {}, cacheRead: true },
     };
     const check = preflight(fake, { LD_LIBRARY_PATH: '/usr/local/lib' });
     if (queryGpus().problem !== undefined) expect(check.problems[0]).toMatch(/nvidia-smi|no GPU/);
     expect(check.problems).toContain('no CUDA provider installed (run `pnpm gpu:setup`)');
     expect(check.problems).toContain('missing CUDA 13 libraries: libcuda.so.1 (the NVIDIA driver)');
     expect(check.ldLibraryPath).toBe('/opt/wheels/nvidia/cu13/lib:/usr/local/lib');
+    expect(check.lines).toContain('Optional: libcudnn.so.9 (cuDNN 9, loaded at run time by some kernels): not found (a warning only)');
+    expect(check.problems.join(' ')).not.toContain('libcudnn');
   });
 
   it('exits 3 naming what is missing on a machine without a GPU, and measures on the CPU in a dry run', () => {

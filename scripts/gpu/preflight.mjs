@@ -46,11 +46,11 @@ export function preflight(tensor, env = process.env) {
   if (provider === undefined) problems.push('no CUDA provider installed (run `pnpm gpu:setup`)');
   lines.push(`CUDA provider: ${provider ?? 'not installed (run `pnpm gpu:setup`)'}`);
 
-  const libraries = [...Object.keys(tensor.CUDA_PROVIDER_DEPENDENCIES), ...Object.keys(OPTIONAL_LIBRARIES)];
-  const report = tensor.checkCudaLibraries({ libraries });
-  const addable = [...new Set(Object.values(report.elsewhere))];
-  const unfound = report.missing.filter((library) => report.elsewhere[library] === undefined);
-  const required = unfound.filter((library) => !(library in OPTIONAL_LIBRARIES));
+  const report = tensor.checkCudaLibraries({ env });
+  const optional = tensor.checkCudaLibraries({ env, libraries: Object.keys(OPTIONAL_LIBRARIES) });
+  const elsewhere = { ...report.elsewhere, ...optional.elsewhere };
+  const addable = [...new Set(Object.values(elsewhere))];
+  const required = report.missing.filter((library) => report.elsewhere[library] === undefined);
   if (required.length > 0) {
     const named = required.map((library) => `${library} (${tensor.CUDA_PROVIDER_DEPENDENCIES[library]})`).join(', ');
     problems.push(`missing CUDA 13 libraries: ${named}`);
@@ -58,10 +58,12 @@ export function preflight(tensor, env = process.env) {
   lines.push(
     report.missing.length === 0
       ? 'CUDA libraries: all found by the dynamic loader'
-      : `CUDA libraries: ${tensor.describeMissingCudaLibraries(report)}${addable.length > 0 ? ' gpu:check adds those folders to LD_LIBRARY_PATH for its workers.' : ''}${
-          unfound.some((library) => library in OPTIONAL_LIBRARIES) ? ` (${Object.entries(OPTIONAL_LIBRARIES).map(([name, what]) => `${name}: ${what}`).join('; ')})` : ''
-        }`,
+      : `CUDA libraries: ${tensor.describeMissingCudaLibraries(report)}${addable.length > 0 ? ' gpu:check adds those folders to LD_LIBRARY_PATH for its workers.' : ''}`,
   );
+  for (const library of optional.missing) {
+    const where = optional.elsewhere[library] === undefined ? 'not found (a warning only)' : `in ${optional.elsewhere[library]}, added to LD_LIBRARY_PATH`;
+    lines.push(`Optional: ${library} (${OPTIONAL_LIBRARIES[library]}): ${where}`);
+  }
   const ldLibraryPath = [...addable, ...(env.LD_LIBRARY_PATH ?? '').split(delimiter).filter(Boolean)].join(delimiter);
-  return { lines, problems, ldLibraryPath, gpus: gpu.gpus ?? [], provider, libraries: report };
+  return { lines, problems, ldLibraryPath, gpus: gpu.gpus ?? [], provider, libraries: { ...report, optional } };
 }
