@@ -74,8 +74,12 @@ const unloadSchema = z.object({ lora_name: z.string().min(1) });
 const httpFailure = (status: number, message: string) =>
   new AgentFlowError({ code: status === 404 ? 'NOT_FOUND' : 'INVALID_ARGUMENT', message, details: { status } });
 
-const statusOf = (error: unknown) =>
-  AgentFlowError.isInstance(error) && typeof error.details?.status === 'number' ? error.details.status : 500;
+/** The status of a failure: its own, 400 for a request the engine refused (vLLM's BadRequestError), else 500. */
+function statusOf(error: unknown): number {
+  if (!AgentFlowError.isInstance(error)) return 500;
+  if (typeof error.details?.status === 'number') return error.details.status;
+  return error.code === 'INVALID_ARGUMENT' ? 400 : 500;
+}
 
 const errorType = (status: number) => (status === 404 ? 'NotFoundError' : status === 400 ? 'BadRequestError' : 'InternalServerError');
 
