@@ -72,7 +72,7 @@ export function createAdapterSync(settings: AdapterSyncSettings): AdapterSync {
       try {
         names = await servers.listAdapters(url);
       } catch (error) {
-        servers.removeServer(url, `it did not list its adapters (${(error as Error).message})`);
+        servers.removeServer(url, `it did not list its adapters (${(error as Error).message.replace(/\.$/, '')})`);
         continue;
       }
       for (const name of names) if (ours(name) && name !== keep?.name) stale.add(name);
