@@ -60,7 +60,7 @@ for (const preset of presets) {
   const parameters = [...model.weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
   log(`## ${preset} (${(parameters / 1e6).toFixed(1)}M parameters, device ${device})`);
   log(`random weights: ${((now() - start) / 1000).toFixed(1)} s`);
-  const runtime = createRuntime({ device });
+  const runtime = createRuntime({ device, ...(args.arena ? { cpuMemoryArena: args.arena === 'on', memoryPattern: args.arena === 'on' } : {}) });
   const lora = { rank: 8, alpha: 16 };
   start = now();
   const lm = await createCausalLm({ model, runtime, lora });

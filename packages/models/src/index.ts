@@ -105,6 +105,7 @@ export {
   type PerTokenField,
   type PolicyObjectiveBuilder,
   type PolicyTrainingGraph,
+  type TrainingGraphSettings,
 } from './graph/policy-training-graph';
 export { createPolicyTrainer, type PolicyTrainer, type PolicyTrainerSettings, type TrainingStepResult } from './engine/training-step';
 /** Supervised fine-tuning (a warm start on demonstrations): the nll objective, batches, warm-up and cosine schedule, resumable by epoch. */

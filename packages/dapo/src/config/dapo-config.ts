@@ -59,6 +59,14 @@ export const dapoConfigSchema = z
       .positive()
       .default(8)
       .describe('Completions per accumulateGradients call; bounds memory, does not change the math. Default 8 (AgentFlow).'),
+    microBatchTokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'Padded tokens (rows x longest prompt + completion) per micro-batch at most, besides microBatchRows: activation memory grows with this budget, not with the longest sequence times the rows. A row longer than the budget goes alone. Default none (rows only).',
+      ),
     updateEpochs: z
       .number()
       .int()

@@ -16,7 +16,7 @@ import { loadLatestCheckpoint, saveCheckpoint } from './checkpoint-store';
 import { type DataCursor, createDataCursor } from './data-cursor';
 import { type OutcomeScore, type ScoredGroup, rolloutScoredGroup } from './scored-group';
 import { type DapoStepMetrics, createWeightedMean } from './step-metrics';
-import { type TrainingRow, buildMicroBatches, buildTrainingRows, miniBatchRowIndices } from './training-rows';
+import { type TrainingRow, buildMicroBatches, buildTrainingRows, microBatchRanges, miniBatchRowIndices } from './training-rows';
 
 export interface DapoTrainerSettings<Prompt> {
   /** DAPO hyper-parameters; parsed with dapoConfigSchema (defaults filled in). */
@@ -103,8 +103,9 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
 
   const chunkedLogprobs = async (source: Pick<TrainablePolicy, 'logprobs'>, rows: readonly TrainingRow[]) => {
     const result: number[][] = [];
-    for (let start = 0; start < rows.length; start += config.microBatchRows) {
-      const slice = rows.slice(start, start + config.microBatchRows);
+    const lengths = rows.map((row) => row.promptIds.length + row.completionIds.length);
+    for (const [start, end] of microBatchRanges(lengths, config.microBatchRows, config.microBatchTokens)) {
+      const slice = rows.slice(start, end);
       const batch: PolicyBatch = { promptIds: slice.map((row) => row.promptIds), completionIds: slice.map((row) => row.completionIds) };
       result.push(...(await source.logprobs(batch)));
     }

@@ -2,7 +2,7 @@ import type { Step, Trajectory } from '@agentflow/core';
 import { describe, expect, it } from 'vitest';
 import { parseDapoConfig } from '../config/dapo-config';
 import type { ScoredGroup } from './scored-group';
-import { buildMicroBatches, buildTrainingRows, miniBatchRowIndices } from './training-rows';
+import { buildMicroBatches, buildTrainingRows, microBatchRanges, miniBatchRowIndices } from './training-rows';
 
 const step = (index: number, completionTokenIds: number[], truncated = false): Step => ({
   index,
@@ -59,5 +59,25 @@ describe('buildTrainingRows', () => {
     // 8 tokens, 3 of them in the masked truncated step: 5 count, each 1/5.
     expect(weights.reduce((sum, value) => sum + value, 0)).toBeCloseTo(1, 12);
     expect(weights.filter((value) => value > 0)).toEqual([0.2, 0.2, 0.2, 0.2, 0.2]);
+  });
+
+  it('closes a micro-batch at microBatchTokens padded tokens, whatever the sequence length', () => {
+    // Rows of 100 tokens: 4 fit a budget of 400; rows of 400 tokens go one by one.
+    expect(microBatchRanges([100, 100, 100, 100, 100, 100], 8, 400)).toEqual([[0, 4], [4, 6]]);
+    expect(microBatchRanges([400, 400, 400], 8, 400)).toEqual([[0, 1], [1, 2], [2, 3]]);
+    // Padding counts: a long row after short ones closes the batch before it.
+    expect(microBatchRanges([50, 50, 300], 8, 400)).toEqual([[0, 2], [2, 3]]);
+    // A row over the budget still goes, alone; rows alone bound as before without a budget.
+    expect(microBatchRanges([900, 10], 8, 400)).toEqual([[0, 1], [1, 2]]);
+    expect(microBatchRanges([10, 10, 10], 2)).toEqual([[0, 2], [2, 3]]);
+    const config = parseDapoConfig({ microBatchRows: 8, microBatchTokens: 6, promptsPerBatch: 2, promptsPerMiniBatch: 1 });
+    const rows = buildTrainingRows([group], config);
+    const objective = { kind: 'clipped-surrogate', epsLow: 0.2, epsHigh: 0.28, klCoefficient: 0 } as const;
+    const batches = buildMicroBatches({ rows, indices: [0, 1, 2, 3, 4], oldLogprobs: rows.map((row) => row.completionIds.map(() => -1)), config, objective });
+    for (const batch of batches) {
+      const longest = Math.max(...batch.promptIds.map((prompt, index) => prompt.length + batch.completionIds[index]!.length));
+      expect(batch.promptIds.length * longest).toBeLessThanOrEqual(6);
+    }
+    expect(batches.flatMap((batch) => batch.tokenWeights.flat()).reduce((sum, value) => sum + value, 0)).toBeCloseTo(1, 12);
   });
 });

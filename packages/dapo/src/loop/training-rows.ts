@@ -80,7 +80,32 @@ export interface MicroBatchSettings {
 }
 
 /**
- * Splits one optimiser update into micro-batches of at most microBatchRows completions.
+ * [start, end) ranges over rows of the given lengths (prompt + completion tokens), in order:
+ * at most `maxRows` rows each and, with `maxTokens`, at most that many padded tokens (rows x
+ * the longest row); a row longer than `maxTokens` alone.
+ */
+export function microBatchRanges(lengths: readonly number[], maxRows: number, maxTokens?: number): [number, number][] {
+  const ranges: [number, number][] = [];
+  let start = 0;
+  let longest = 0;
+  lengths.forEach((length, index) => {
+    const rows = index - start;
+    const widened = Math.max(longest, length);
+    if (rows > 0 && (rows >= maxRows || (maxTokens !== undefined && (rows + 1) * widened > maxTokens))) {
+      ranges.push([start, index]);
+      start = index;
+      longest = length;
+    } else {
+      longest = widened;
+    }
+  });
+  if (start < lengths.length) ranges.push([start, lengths.length]);
+  return ranges;
+}
+
+/**
+ * Splits one optimiser update into micro-batches of at most microBatchRows completions and
+ * microBatchTokens padded tokens.
  * Token weights come from the whole update, so the micro-batch losses add up to the
  * chosen aggregation over it.
  */
@@ -91,8 +116,9 @@ export function buildMicroBatches(settings: MicroBatchSettings): PolicyTrainingB
     { aggregation: config.aggregation, tokenBudget: config.drGrpoTokenBudget ?? config.overlong.maxLength },
   );
   const batches: PolicyTrainingBatch[] = [];
-  for (let start = 0; start < indices.length; start += config.microBatchRows) {
-    const slice = indices.slice(start, start + config.microBatchRows);
+  const lengths = indices.map((index) => (rows[index] as TrainingRow).promptIds.length + (rows[index] as TrainingRow).completionIds.length);
+  for (const [start, end] of microBatchRanges(lengths, config.microBatchRows, config.microBatchTokens)) {
+    const slice = indices.slice(start, end);
     const batch: PolicyTrainingBatch = {
       objective: settings.objective,
       promptIds: slice.map((index) => (rows[index] as TrainingRow).promptIds),

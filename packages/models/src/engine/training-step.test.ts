@@ -94,4 +94,19 @@ describe('LoRA graphs', () => {
     expect(checked).toBe(24); // 2 layers x 3 modules x {A, B} x 2 probes
     await trainer.release();
   });
+
+  it('recomputing layer activations in the backward gives the same loss and gradients', async () => {
+    const adapter = randomAdapter(6);
+    const kept = createPolicyTrainer({ model, lora: layout, runtime, objectives: { nll: nllObjective } });
+    const recomputed = createPolicyTrainer({ model, lora: layout, runtime, objectives: { nll: nllObjective }, recompute: true });
+    const [a, b] = [await kept.run(batch, adapter), await recomputed.run(batch, adapter)];
+    expect(b.stats.loss).toBeCloseTo(a.stats.loss, 6);
+    expect([...b.gradients.keys()]).toEqual([...a.gradients.keys()]);
+    for (const [name, gradient] of a.gradients) {
+      const other = b.gradients.get(name)!;
+      gradient.forEach((value, index) => expect(Math.abs(other[index]! - value)).toBeLessThan(1e-6 + 1e-5 * Math.abs(value)));
+    }
+    await kept.release();
+    await recomputed.release();
+  });
 });

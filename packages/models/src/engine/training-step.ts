@@ -34,6 +34,8 @@ export interface PolicyTrainerSettings {
   model: Qwen3Model;
   lora: LoraLayout;
   runtime: TensorRuntime;
+  /** Recompute layer activations in the backward pass (see TrainingGraphSettings); default false. */
+  recompute?: boolean;
   /** Objective builders by PolicyObjective kind. */
   objectives: Readonly<Record<string, PolicyObjectiveBuilder>>;
   padTokenId?: number;
@@ -70,7 +72,7 @@ export function createPolicyTrainer(settings: PolicyTrainerSettings): PolicyTrai
         });
       }
       entry = (async () => {
-        const built = buildPolicyTrainingGraph(settings.model, settings.lora, builder, objective);
+        const built = buildPolicyTrainingGraph(settings.model, settings.lora, builder, objective, { recompute: settings.recompute ?? false });
         return { built, session: await createGraphSession(settings.runtime, built.graph, `qwen3-training-${objective.kind}`) };
       })();
       sessions.set(key, entry);

@@ -25,6 +25,8 @@ export interface DecoderTensors {
   positionIds: SymbolicTensor; // [batch, sequence] int64
   hidden: SymbolicTensor; // [batch, sequence, hidden] after model.norm
   presents: { key: SymbolicTensor; value: SymbolicTensor }[]; // [batch, kvHeads, total, headDim]
+  /** The residual stream entering each layer and leaving the last (recompute boundaries for the backward). */
+  boundaries: SymbolicTensor[];
   weights: WeightInitializers;
 }
 
@@ -104,6 +106,7 @@ export function buildDecoder(
 
   let hidden = graph.gather(weights.plain('model.embed_tokens.weight'), inputIds); // [batch, sequence, hidden]
   const presents: DecoderTensors['presents'] = [];
+  const boundaries = [hidden];
   for (let layer = 0; layer < config.numHiddenLayers; layer++) {
     const prefix = `model.layers.${layer}`;
     const x = rmsNorm(graph, hidden, weights.plain(`${prefix}.input_layernorm.weight`), rmsNormEps);
@@ -134,9 +137,10 @@ export function buildDecoder(
     const gate = linear(y, layer, 'gate_proj');
     const activated = graph.mul(graph.mul(gate, graph.sigmoid(gate)), linear(y, layer, 'up_proj')); // SiLU(gate) * up
     hidden = graph.add(hidden, linear(activated, layer, 'down_proj'));
+    boundaries.push(hidden);
   }
   hidden = rmsNorm(graph, hidden, weights.plain('model.norm.weight'), rmsNormEps);
-  return { inputIds, attentionMask, positionIds, hidden, presents, weights };
+  return { inputIds, attentionMask, positionIds, hidden, presents, boundaries, weights };
 }
 
 /** logits = hidden @ W_head^T: [..., hidden] -> [..., vocab] (a tied head reads the embedding itself). */

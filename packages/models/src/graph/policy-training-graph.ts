@@ -67,11 +67,23 @@ export interface PolicyTrainingGraph {
  * without a cache, plus `completion_positions` (int64 [batch, completion]: where each completion
  * token is predicted), `completion_mask` and `token_weights`.
  */
+/** How the training graph trades memory for compute. */
+export interface TrainingGraphSettings {
+  /**
+   * Recompute each layer's activations in the backward pass instead of keeping them from the
+   * forward (gradient checkpointing): activation memory holds the residual stream at every
+   * layer plus one layer's activations, for about one more forward pass. Same gradients.
+   * Default false.
+   */
+  recompute?: boolean;
+}
+
 export function buildPolicyTrainingGraph(
   model: Qwen3Model,
   lora: LoraLayout,
   objectiveBuilder: PolicyObjectiveBuilder,
   objective: PolicyObjective,
+  settings: TrainingGraphSettings = {},
 ): PolicyTrainingGraph {
   const graph = createGraphBuilder({ name: 'qwen3-policy-training' });
   const loraTensors = declareLoraInputs(graph, lora);
@@ -123,6 +135,7 @@ export function buildPolicyTrainingGraph(
   const gradientTensors = graph.gradients(
     outputs.loss,
     wrt.map(([, tensor]) => tensor),
+    settings.recompute ? { recompute: decoder.boundaries } : {},
   );
   const gradients = new Map<string, string>();
   wrt.forEach(([name], index) => {

@@ -35,6 +35,8 @@ export interface LocalPolicySettings {
   objectives?: Readonly<Record<string, PolicyObjectiveBuilder>>;
   /** AdamW decoupled weight decay; default 0 (HF TrainingArguments' default for fine-tuning). */
   weightDecay?: number;
+  /** Recompute layer activations in the backward pass (less memory, about one more forward); default false. */
+  recompute?: boolean;
   runtime?: TensorRuntime;
   device?: Device;
   /** Default: the tokenizer's, else the config's EOS ids. */
@@ -70,6 +72,7 @@ export async function createLocalPolicy(settings: LocalPolicySettings): Promise<
     runtime,
     objectives: { nll: nllObjective, ...settings.objectives },
     padTokenId: settings.tokenizer?.padTokenId ?? 0,
+    recompute: settings.recompute ?? false,
   });
   const eosTokenIds = settings.eosTokenIds ?? settings.tokenizer?.eosTokenIds ?? model.config.eosTokenIds;
   const tokenizer = settings.tokenizer;

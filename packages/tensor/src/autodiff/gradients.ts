@@ -4,6 +4,7 @@ import { type GraphState, assertOwned } from '../graph/graph-state';
 import type { GradientSettings, GraphBuilder, SymbolicTensor } from '../graph/graph-types';
 import { sumAll, zerosLike } from './gradient-helpers';
 import { gradientRules } from './gradient-rules';
+import { planRecompute } from './recompute';
 
 function requireFloat(tensor: SymbolicTensor, role: string): void {
   if (!isFloatDtype(tensor.dtype)) {
@@ -73,6 +74,7 @@ export function buildGradients(
     return total;
   };
   contribute(output.name, settings.seed ?? g.constant(1, output.dtype));
+  const recompute = settings.recompute && settings.recompute.length > 1 ? planRecompute(state, g, nodes, settings.recompute) : undefined;
 
   for (let index = nodes.length - 1; index >= 0; index--) {
     const node = nodes[index]!;
@@ -88,7 +90,8 @@ export function buildGradients(
         details: { opType: node.opType, node: node.name },
       });
     }
-    const inputGradients = rule({ g, node, outputGradients, needs });
+    const seen = recompute ? recompute.remapped(node, index, gradientOf) : node;
+    const inputGradients = rule({ g, node: seen, outputGradients, needs });
     node.inputs.forEach((x, inputIndex) => {
       const gradient = inputGradients[inputIndex];
       if (x !== undefined && needs[inputIndex] && gradient !== undefined) contribute(x.name, gradient);

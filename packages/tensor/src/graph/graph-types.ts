@@ -54,6 +54,15 @@ export interface GradientSettings {
    * default for a scalar: 1.
    */
   seed?: SymbolicTensor;
+  /**
+   * Activation recomputation: tensors the forward computes, in forward order (for a transformer,
+   * the residual stream entering each layer and leaving the last). The nodes between two
+   * consecutive boundaries form a segment whose backward pass recomputes the segment's
+   * activations from its input boundary instead of keeping them from the forward: peak memory
+   * holds the boundaries and one segment's activations rather than all of them, for about one
+   * more forward pass. Gradients are the same.
+   */
+  recompute?: readonly SymbolicTensor[];
 }
 
 /** Settings for {@link GraphBuilder.toBytes}. */

@@ -94,8 +94,8 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
     executionProviders: target === 'cuda' ? [{ name: 'cuda', deviceId: settings.cudaDeviceId ?? 0 }] : ['cpu'],
     graphOptimizationLevel: settings.graphOptimizationLevel ?? 'all',
     ...(settings.intraOpThreads === undefined ? {} : { intraOpNumThreads: settings.intraOpThreads }),
-    ...(settings.cpuMemoryArena === undefined ? {} : { enableCpuMemArena: settings.cpuMemoryArena }),
-    ...(settings.memoryPattern === undefined ? {} : { enableMemPattern: settings.memoryPattern }),
+    enableCpuMemArena: settings.cpuMemoryArena ?? false,
+    enableMemPattern: settings.memoryPattern ?? false,
     ...(settings.interOpThreads === undefined ? {} : { interOpNumThreads: settings.interOpThreads }),
   });
 
