@@ -1,0 +1,231 @@
+// AgentFlow against PyTorch eager on the same small Qwen3, in one run (issue #19).
+// Writes random weights once (a Hugging Face folder: config.json + model.safetensors, and a PEFT
+// adapter), then runs each side as fresh processes, alternately, on two workloads:
+//   lora      one LoRA forward+backward of the mean completion NLL (gradients of the LoRA matrices only)
+//   logprobs  completion log-probs of the same batch, base model, no gradients
+// Each is measured whole-process (wall time of a process that imports, loads the weights, builds
+// and runs one step) and steady-state (median step after warm-up steps in one process), with the
+// peak RSS (VmHWM) of each process. The first steady-state run of each side also dumps its outputs:
+// log-probs and LoRA gradients are compared, so both sides compute the same thing.
+// PyTorch is Debian's python3-torch under /usr/bin/python3; without it the PyTorch side is skipped.
+// Usage: node bench/pytorch-compare.mjs [--rounds 3] [--steps 6] [--warmup 2] [--threads 2]
+//          [--vocab 4096] [--batch 4] [--prompt 128] [--completion 128] [--python /usr/bin/python3]
+//          [--only lora,logprobs] [--blas DIR] [--memory-pattern on|off] [--keep]
+// PyTorch's BLAS: the OpenMP OpenBLAS (`apt-get install -y libopenblas0-openmp`) when installed, else
+// the system's libblas.so.3 (or --blas DIR, put first on LD_LIBRARY_PATH); the one loaded is printed.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readSafetensors } from '@agentflow/tensor';
+import { createLoraAdapter, createRandomModel, getModelPreset, saveLoraAdapter, saveModelFolder } from '../dist/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = {};
+process.argv.slice(2).forEach((value, index, all) => {
+  if (value.startsWith('--')) args[value.slice(2)] = all[index + 1]?.startsWith('--') || all[index + 1] === undefined ? 'true' : all[index + 1];
+});
+const number = (name, fallback) => Number(args[name] ?? fallback);
+const rounds = number('rounds', 3);
+const steps = number('steps', 4);
+const warmup = number('warmup', 2);
+const threads = number('threads', 2);
+const python = args.python ?? '/usr/bin/python3';
+const tasks = (args.only ?? 'lora,logprobs').split(',');
+const shape = { batch: number('batch', 4), prompt: number('prompt', 128), completion: number('completion', 128) };
+
+const config = {
+  ...getModelPreset('tiny'),
+  vocabSize: number('vocab', 4096),
+  hiddenSize: 512,
+  intermediateSize: 1536,
+  numHiddenLayers: 8,
+  numAttentionHeads: 8,
+  numKeyValueHeads: 4,
+  headDim: 64,
+  ropeTheta: 1000000,
+  tieWordEmbeddings: true,
+  eosTokenIds: [1],
+};
+
+function torchStatus() {
+  const probe = spawnSync(python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' });
+  if (probe.error) return { ok: false, reason: `${python} cannot be run (${probe.error.message})` };
+  if (probe.status !== 0) return { ok: false, reason: `${python} has no torch (${probe.stderr.trim().split('\n').pop()}); install it with \`apt-get install -y python3-torch\`` };
+  return { ok: true, version: probe.stdout.trim() };
+}
+
+/** A deterministic stream in [0, 1). */
+function randomStream(seed) {
+  let state = seed;
+  return () => {
+    state = (state * 16807) % 2147483647;
+    return state / 2147483647;
+  };
+}
+
+async function writeInputs(dir) {
+  const model = createRandomModel(config, 7);
+  await saveModelFolder(join(dir, 'model'), model, { tokenizer: null });
+  // B random instead of PEFT's zeros, so the adapter changes the forward pass and A has gradients.
+  const adapter = createLoraAdapter(config, { rank: 8, alpha: 16 }, 3);
+  const random = randomStream(11);
+  for (const matrices of adapter.matrices.values()) {
+    for (let index = 0; index < matrices.b.length; index++) matrices.b[index] = (2 * random() - 1) * 0.02;
+  }
+  await saveLoraAdapter(join(dir, 'adapter'), adapter);
+  const ids = (length) => Array.from({ length }, () => Math.floor(random() * config.vocabSize));
+  const promptIds = Array.from({ length: shape.batch }, () => ids(shape.prompt));
+  const completionIds = Array.from({ length: shape.batch }, () => ids(shape.completion));
+  const weight = 1 / (shape.batch * shape.completion);
+  const tokenWeights = completionIds.map((row) => row.map(() => weight));
+  writeFileSync(join(dir, 'batch.json'), JSON.stringify({ promptIds, completionIds, tokenWeights }));
+  return [...model.weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
+}
+
+// Debian's torch calls whichever libblas.so.3 is installed. The OpenMP build of OpenBLAS shares
+// torch's OpenMP threads (as MKL does in PyTorch's wheels); the pthread build adds a second pool
+// of threads that competes with torch's own on a 2-core machine, so the OpenMP build is preferred.
+const openmpBlas = '/usr/lib/x86_64-linux-gnu/openblas-openmp';
+const blasPath = args.blas ?? (existsSync(openmpBlas) ? openmpBlas : undefined);
+const environment = {
+  ...process.env,
+  OMP_NUM_THREADS: String(threads),
+  OPENBLAS_NUM_THREADS: String(threads),
+  MKL_NUM_THREADS: String(threads),
+  ...(blasPath ? { LD_LIBRARY_PATH: [blasPath, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') } : {}),
+};
+
+/** One fresh process of one side; wall time measured here, from spawn to exit. */
+function runSide(side, task, stepCount, dir, dump) {
+  const out = join(dir, `result-${side}-${task}.json`);
+  const common = ['--dir', dir, '--task', task, '--steps', String(stepCount), '--threads', String(threads), '--out', out, ...(dump ? ['--dump', dump] : [])];
+  const agentflowOnly = args['memory-pattern'] ? ['--memory-pattern', args['memory-pattern']] : [];
+  const command = side === 'agentflow' ? [process.execPath, [join(here, 'pytorch-compare-worker.mjs'), ...common, ...agentflowOnly]] : [python, [join(here, 'pytorch_qwen3.py'), ...common]];
+  const began = performance.now();
+  const child = spawnSync(command[0], command[1], { encoding: 'utf8', env: environment, maxBuffer: 1 << 26 });
+  const wall = (performance.now() - began) / 1000;
+  if (child.status !== 0) throw new Error(`${side} ${task} failed (exit ${child.status}):\n${child.stdout}\n${child.stderr}`);
+  return { ...JSON.parse(readFileSync(out, 'utf8')), wall_s: wall };
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/** Max abs difference of log-probs and loss; relative error ||g1 - g2|| / ||g2|| over all LoRA gradients. */
+async function compareOutputs(agentflowPath, pytorchPath) {
+  const [a, p] = await Promise.all([readSafetensors(agentflowPath), readSafetensors(pytorchPath)]);
+  const result = {};
+  let difference = 0;
+  let norm = 0;
+  for (const [name, theirs] of Object.entries(p.tensors)) {
+    const ours = a.tensors[name];
+    if (!ours) continue; // the lora task dumps the loss and gradients, logprobs the log-probs
+    let maxAbs = 0;
+    for (let index = 0; index < theirs.data.length; index++) {
+      const delta = ours.data[index] - theirs.data[index];
+      maxAbs = Math.max(maxAbs, Math.abs(delta));
+      difference += delta * delta;
+      norm += theirs.data[index] * theirs.data[index];
+    }
+    if (name === 'logprobs') result.logprobsMaxAbs = maxAbs;
+    if (name === 'loss') result.loss = [ours.data[0], theirs.data[0]];
+    if (!name.startsWith('grad.')) difference = norm = 0;
+  }
+  if (norm > 0) result.gradientRelativeError = Math.sqrt(difference / norm);
+  return result;
+}
+
+/** The checkout's commit, and whether the sources the dist/ builds come from differ from it. */
+function checkoutState() {
+  const git = (...command) => spawnSync('git', command, { cwd: here, encoding: 'utf8' });
+  const head = git('rev-parse', '--short', 'HEAD');
+  if (head.status !== 0) return 'not a git checkout';
+  const dirty = git('status', '--porcelain', '--', '../src', '../../tensor/src').stdout.trim();
+  return `commit ${head.stdout.trim()}${dirty ? ' with uncommitted changes in models/tensor src' : ''}`;
+}
+
+const torch = torchStatus();
+const dir = mkdtempSync(join(tmpdir(), 'agentflow-pytorch-compare-'));
+console.log(`# AgentFlow vs PyTorch eager (issue #19), ${new Date().toISOString().slice(0, 10)}`);
+if (!torch.ok) console.log(`PyTorch side skipped: ${torch.reason}. Only AgentFlow's figures are printed.`);
+const parameters = await writeInputs(dir);
+const embedding = config.vocabSize * config.hiddenSize;
+console.log(
+  `model: Qwen3, hidden ${config.hiddenSize}, ${config.numHiddenLayers} layers, ${config.numAttentionHeads} heads / ${config.numKeyValueHeads} kv heads, head_dim ${config.headDim}, intermediate ${config.intermediateSize}, vocab ${config.vocabSize}, tied head: ${(parameters / 1e6).toFixed(2)}M parameters (${((parameters - embedding) / 1e6).toFixed(2)}M without the embedding), float32, random weights in ${dir}`,
+);
+console.log(`batch ${shape.batch} x ${shape.prompt + shape.completion} tokens (prompt ${shape.prompt}, completion ${shape.completion}); LoRA rank 8, alpha 16, all seven linear modules`);
+console.log(`threads: ${threads} on both sides (ONNX Runtime intra-op ${threads}, inter-op 1; torch.set_num_threads(${threads}), OMP/OpenBLAS ${threads}); machine ${cpus().length} cores (${cpus()[0]?.model})`);
+console.log(`AgentFlow at ${checkoutState()} (dist/ as built); PyTorch ${torch.ok ? torch.version : 'absent'} under ${python}; Node ${process.version}; AgentFlow memoryPattern ${args['memory-pattern'] ?? 'default (on)'}; ${rounds} rounds, sides alternating; steady state = median of ${steps} steps after ${warmup} warm-up steps\n`);
+
+const sides = torch.ok ? ['agentflow', 'pytorch'] : ['agentflow'];
+const results = {};
+const checks = {};
+const loads = [];
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+let blas;
+for (let round = 0; round < rounds; round++) {
+  loads.push(loadAverage());
+  const order = round % 2 === 0 ? sides : [...sides].reverse();
+  for (const task of tasks) {
+    for (const side of order) {
+      const whole = runSide(side, task, 1, dir);
+      const dump = round === 0 ? join(dir, `dump-${side}-${task}.safetensors`) : undefined;
+      const steady = runSide(side, task, warmup + steps, dir, dump);
+      blas ??= steady.blas;
+      results[`${task}/${side}`] ??= { whole: [], steady: [], wholeRss: [], steadyRss: [], first: [], load: [], import: [] };
+      const entry = results[`${task}/${side}`];
+      entry.whole.push(whole.wall_s);
+      entry.wholeRss.push(whole.peak_rss_bytes);
+      entry.first.push(whole.steps_s[0] + (whole.session_s ?? 0));
+      entry.load.push(whole.load_s);
+      entry.import.push(whole.import_s);
+      entry.steady.push(median(steady.steps_s.slice(warmup)));
+      entry.steadyRss.push(steady.peak_rss_bytes);
+      console.error(`round ${round + 1} ${task} ${side}: whole ${whole.wall_s.toFixed(2)} s, steady ${(median(steady.steps_s.slice(warmup)) * 1000).toFixed(0)} ms`);
+    }
+    if (round === 0 && torch.ok) checks[task] = await compareOutputs(join(dir, `dump-agentflow-${task}.safetensors`), join(dir, `dump-pytorch-${task}.safetensors`));
+  }
+}
+
+const mb = (bytes) => `${Math.round(bytes / 1e6)} MB`;
+const ms = (value) => `${(value * 1000).toFixed(0)} ms`;
+const s = (value) => `${value.toFixed(2)} s`;
+const rows = [
+  ['steady-state step (median)', 'steady', ms],
+  ['whole process: wall time', 'whole', s],
+  ['  of which: imports', 'import', s],
+  ['  of which: loading weights', 'load', s],
+  ['  of which: session + first step', 'first', s],
+  ['whole process: peak RSS', 'wholeRss', mb],
+  ['steady-state process: peak RSS', 'steadyRss', mb],
+];
+const names = { lora: 'LoRA forward+backward', logprobs: 'log-probs (no grad)' };
+console.log('| workload | measure | AgentFlow | PyTorch | AgentFlow / PyTorch |');
+console.log('| --- | --- | ---: | ---: | ---: |');
+for (const task of tasks) {
+  for (const [label, key, format] of rows) {
+    const a = median(results[`${task}/agentflow`][key]);
+    const p = torch.ok ? median(results[`${task}/pytorch`][key]) : undefined;
+    console.log(`| ${names[task]} | ${label} | ${format(a)} | ${p === undefined ? 'skipped' : format(p)} | ${p === undefined ? '' : `${(a / p).toFixed(2)}x`} |`);
+  }
+}
+console.log(`\nmedians over rounds; 1-minute load average at the start of each round: ${loads.join(', ')}, at the end: ${loadAverage()} (${cpus().length} cores)`);
+if (torch.ok) console.log(`PyTorch's BLAS: ${blas ?? 'none mapped'}${blas?.includes('/blas/libblas') ? ' (reference BLAS: install libopenblas0-openmp)' : ''}`);
+console.log('per-round values:');
+for (const [key, entry] of Object.entries(results)) {
+  console.log(`  ${key}: whole ${entry.whole.map((v) => v.toFixed(2)).join(', ')} s; steady ${entry.steady.map((v) => (v * 1000).toFixed(0)).join(', ')} ms`);
+}
+for (const [task, check] of Object.entries(checks)) {
+  const parts = [];
+  if (check.logprobsMaxAbs !== undefined) parts.push(`max |log-prob difference| ${check.logprobsMaxAbs.toExponential(2)}`);
+  if (check.loss) parts.push(`loss ${check.loss[0].toFixed(6)} (AgentFlow) vs ${check.loss[1].toFixed(6)} (PyTorch)`);
+  if (check.gradientRelativeError !== undefined) parts.push(`LoRA gradients: relative error ${check.gradientRelativeError.toExponential(2)}`);
+  console.log(`check ${task}: ${parts.join('; ')}`);
+}
+if (args.keep === undefined) rmSync(dir, { recursive: true, force: true });
+else console.log(`inputs and dumps kept in ${dir}`);

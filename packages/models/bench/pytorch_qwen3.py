@@ -1,0 +1,230 @@
+"""PyTorch eager side of bench/pytorch-compare.mjs: a small Qwen3 forward written from the
+architecture (RMSNorm, q/k norm, RoPE, grouped-query attention, SwiGLU, tied or untied head) with
+LoRA on the linear layers, reading the same Hugging Face folder and PEFT adapter as AgentFlow.
+
+Tasks:
+  lora      one forward+backward of the weighted completion NLL; gradients of the LoRA matrices only
+  logprobs  log-probs of the completion tokens, no gradients, base model only
+
+Usage: /usr/bin/python3 pytorch_qwen3.py --dir D --task lora|logprobs --steps N --threads T
+         --out result.json [--dump outputs.safetensors]
+Prints nothing; writes timings (seconds since the process started) and VmHWM to --out.
+"""
+
+import time
+
+START = time.perf_counter()
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import struct  # noqa: E402
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+IMPORTED = time.perf_counter()
+
+DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16, "I64": torch.int64}
+LINEARS = {
+    "q_proj": "self_attn", "k_proj": "self_attn", "v_proj": "self_attn", "o_proj": "self_attn",
+    "gate_proj": "mlp", "up_proj": "mlp", "down_proj": "mlp",
+}
+
+
+def read_safetensors(path):
+    """Tensors of a safetensors file, sharing one buffer read from disk (no second copy)."""
+    with open(path, "rb") as handle:
+        buffer = bytearray(handle.read())
+    size = struct.unpack("<Q", bytes(buffer[:8]))[0]
+    header = json.loads(bytes(buffer[8:8 + size]))
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = info["data_offsets"]
+        dtype = DTYPES[info["dtype"]]
+        count = (end - start) // torch.tensor([], dtype=dtype).element_size()
+        flat = torch.frombuffer(buffer, dtype=dtype, count=count, offset=8 + size + start) if count else torch.empty(0, dtype=dtype)
+        tensors[name] = flat.reshape(info["shape"]).float() if dtype != torch.int64 else flat.reshape(info["shape"])
+    return tensors
+
+
+def write_safetensors(path, tensors):
+    header, chunks, offset = {}, [], 0
+    for name, tensor in tensors.items():
+        data = tensor.detach().contiguous().float().numpy().tobytes()
+        header[name] = {"dtype": "F32", "shape": list(tensor.shape), "data_offsets": [offset, offset + len(data)]}
+        chunks.append(data)
+        offset += len(data)
+    encoded = json.dumps(header).encode()
+    encoded += b" " * (-len(encoded) % 8)
+    with open(path, "wb") as handle:
+        handle.write(struct.pack("<Q", len(encoded)) + encoded + b"".join(chunks))
+
+
+def rms_norm(x, weight, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+def rotate_half(x):
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat((-second, first), dim=-1)
+
+
+class Qwen3:
+    """The decoder as plain functions over a dict of HF-named weights."""
+
+    def __init__(self, config, weights, lora=None, lora_scale=0.0):
+        self.config, self.weights, self.lora, self.lora_scale = config, weights, lora or {}, lora_scale
+        self.head = weights.get("lm_head.weight", weights["model.embed_tokens.weight"])
+        head_dim = config["head_dim"]
+        self.inv_freq = 1.0 / (config["rope_theta"] ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
+
+    def linear(self, x, layer, module):
+        path = f"model.layers.{layer}.{LINEARS[module]}.{module}"
+        y = F.linear(x, self.weights[path + ".weight"])
+        adapter = self.lora.get(path)
+        if adapter is not None:
+            y = y + self.lora_scale * F.linear(F.linear(x, adapter[0]), adapter[1])
+        return y
+
+    def hidden(self, input_ids, attention_mask, position_ids):
+        c, w = self.config, self.weights
+        eps, heads, kv_heads, head_dim = c["rms_norm_eps"], c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
+        batch, sequence = input_ids.shape
+        angles = position_ids[:, :, None].float() * self.inv_freq
+        doubled = torch.cat((angles, angles), dim=-1)[:, None]  # [batch, 1, sequence, head_dim]
+        cos, sin = doubled.cos(), doubled.sin()
+        causal = torch.ones(sequence, sequence, dtype=torch.bool).tril()
+        visible = causal[None, None, None] & attention_mask.bool()[:, None, None, None, :]
+        bias = (visible.float() - 1.0) * 1e9  # [batch, 1, 1, sequence, sequence]
+        x = F.embedding(input_ids, w["model.embed_tokens.weight"])
+        for layer in range(c["num_hidden_layers"]):
+            prefix = f"model.layers.{layer}"
+            h = rms_norm(x, w[prefix + ".input_layernorm.weight"], eps)
+            q = rms_norm(self.linear(h, layer, "q_proj").view(batch, sequence, heads, head_dim), w[prefix + ".self_attn.q_norm.weight"], eps)
+            k = rms_norm(self.linear(h, layer, "k_proj").view(batch, sequence, kv_heads, head_dim), w[prefix + ".self_attn.k_norm.weight"], eps)
+            v = self.linear(h, layer, "v_proj").view(batch, sequence, kv_heads, head_dim).transpose(1, 2)
+            q, k = q.transpose(1, 2), k.transpose(1, 2)
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+            grouped = q.reshape(batch, kv_heads, heads // kv_heads, sequence, head_dim)  # GQA without copying keys
+            scores = grouped @ k[:, :, None].transpose(-1, -2) * head_dim ** -0.5 + bias
+            attended = scores.softmax(-1) @ v[:, :, None]
+            merged = attended.reshape(batch, heads, sequence, head_dim).transpose(1, 2).reshape(batch, sequence, heads * head_dim)
+            x = x + self.linear(merged, layer, "o_proj")
+            h = rms_norm(x, w[prefix + ".post_attention_layernorm.weight"], eps)
+            x = x + self.linear(F.silu(self.linear(h, layer, "gate_proj")) * self.linear(h, layer, "up_proj"), layer, "down_proj")
+        return rms_norm(x, w["model.norm.weight"], eps)
+
+    def completion_logprobs(self, batch):
+        """[batch, completion] log p of each completion token; the head runs on completion positions only."""
+        hidden = self.hidden(batch["input_ids"], batch["attention_mask"], batch["position_ids"])
+        positions = batch["completion_positions"]
+        picked = hidden.gather(1, positions[:, :, None].expand(-1, -1, hidden.shape[-1]))  # [batch, completion, hidden]
+        logprobs = F.linear(picked, self.head).log_softmax(-1)
+        return logprobs.gather(-1, batch["target_ids"].gather(1, positions)[:, :, None])[:, :, 0]
+
+
+def load_batch(directory):
+    with open(os.path.join(directory, "batch.json")) as handle:
+        spec = json.load(handle)
+    rows = [p + c for p, c in zip(spec["promptIds"], spec["completionIds"])]
+    length = max(len(row) for row in rows)
+    input_ids = torch.zeros(len(rows), length, dtype=torch.int64)
+    mask = torch.zeros(len(rows), length, dtype=torch.int64)
+    targets = torch.zeros(len(rows), length, dtype=torch.int64)
+    for index, row in enumerate(rows):
+        input_ids[index, : len(row)] = torch.tensor(row)
+        mask[index, : len(row)] = 1
+        targets[index, : len(row) - 1] = torch.tensor(row[1:])
+    completion = max(len(c) for c in spec["completionIds"])
+    positions = torch.zeros(len(rows), completion, dtype=torch.int64)
+    weights = torch.zeros(len(rows), completion)
+    for index, (prompt, row_weights) in enumerate(zip(spec["promptIds"], spec["tokenWeights"])):
+        positions[index, : len(row_weights)] = torch.arange(len(prompt) - 1, len(prompt) - 1 + len(row_weights))
+        weights[index, : len(row_weights)] = torch.tensor(row_weights)
+    position_ids = torch.arange(length)[None].expand(len(rows), length)
+    return {"input_ids": input_ids, "attention_mask": mask, "position_ids": position_ids, "target_ids": targets,
+            "completion_positions": positions, "token_weights": weights}
+
+
+def blas_library():
+    """The BLAS shared library this process mapped (reference BLAS is 10x slower than OpenBLAS)."""
+    with open("/proc/self/maps") as handle:
+        paths = {line.split()[-1] for line in handle if "blas" in line.lower() and "/" in line}
+    return sorted(paths)[0] if paths else None
+
+
+def vm_hwm_bytes():
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dir", required=True)
+    parser.add_argument("--task", choices=["lora", "logprobs"], required=True)
+    parser.add_argument("--steps", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--dump")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.set_num_interop_threads(1)
+    with open(os.path.join(args.dir, "model", "config.json")) as handle:
+        config = json.load(handle)
+    weights = read_safetensors(os.path.join(args.dir, "model", "model.safetensors"))
+    for tensor in weights.values():
+        tensor.requires_grad_(False)
+    batch = load_batch(args.dir)
+    lora, scale = {}, 0.0
+    if args.task == "lora":
+        with open(os.path.join(args.dir, "adapter", "adapter_config.json")) as handle:
+            adapter_config = json.load(handle)
+        scale = adapter_config["lora_alpha"] / adapter_config["r"]
+        matrices = read_safetensors(os.path.join(args.dir, "adapter", "adapter_model.safetensors"))
+        for key, tensor in matrices.items():
+            path = key[len("base_model.model."):].rsplit(".lora_", 1)[0]
+            slot = 0 if ".lora_A." in key else 1
+            lora.setdefault(path, [None, None])[slot] = tensor.clone().requires_grad_(True)
+    model = Qwen3(config, weights, lora, scale)
+    loaded = time.perf_counter()
+    steps, result = [], None
+    for _ in range(args.steps):
+        began = time.perf_counter()
+        if args.task == "lora":
+            for pair in lora.values():
+                pair[0].grad = pair[1].grad = None
+            logprobs = model.completion_logprobs(batch)
+            loss = -(logprobs * batch["token_weights"]).sum()
+            loss.backward()
+            result = (loss, logprobs)
+        else:
+            with torch.no_grad():
+                result = (None, model.completion_logprobs(batch))
+        steps.append(time.perf_counter() - began)
+    if args.dump:
+        dump = {"logprobs": result[1]}
+        if args.task == "lora":
+            dump["loss"] = result[0].reshape(1)
+            for path, (a, b) in lora.items():
+                dump[f"grad.lora.{path}.A"] = a.grad
+                dump[f"grad.lora.{path}.B"] = b.grad
+        write_safetensors(args.dump, dump)
+    report = {
+        "side": "pytorch", "task": args.task, "version": torch.__version__, "threads": torch.get_num_threads(), "blas": blas_library(),
+        "import_s": IMPORTED - START, "load_s": loaded - IMPORTED, "steps_s": steps,
+        "total_s": time.perf_counter() - START, "peak_rss_bytes": vm_hwm_bytes(),
+        "parameters": sum(t.numel() for t in weights.values()),
+    }
+    with open(args.out, "w") as handle:
+        json.dump(report, handle)
+
+
+if __name__ == "__main__":
+    main()
