@@ -22,6 +22,7 @@ import {
   getModelPreset,
   loraLayoutOf,
   nllObjective,
+  planMemory,
 } from '../dist/index.js';
 
 const args = {};
@@ -53,8 +54,17 @@ if (args['training-sweep']) {
   console.log(`recompute ${args.recompute ?? 'off'}, token budget ${budget}, completion = half of each sequence`);
   console.log(`| sequence length | rows | tokens | vocab x sequence x rows (float32) | training step activations | peak RSS | second step s |`);
   console.log(`|---:|---:|---:|---:|---:|---:|---:|`);
-  const vocab = getModelPreset(preset).vocabSize;
-  for (const row of rows) console.log(`| ${row.length} | ${row.batch} | ${row.length * row.batch} | ${mib(vocab * row.length * row.batch * 4)} MiB | ${mib(row.activationBytes)} MiB | ${mib(row.peak)} MiB | ${row.stepSeconds.toFixed(2)} |`);
+  const config = getModelPreset(preset);
+  const vocab = config.vocabSize;
+  for (const row of rows) {
+    const plan = planMemory({
+      device: 'cpu',
+      availableBytes: 2 ** 40,
+      models: [{ name: 'm', config, sessions: [{ kind: 'training', name: 't', rows: row.batch, tokens: row.length * row.batch, completionTokens: (row.length / 2) * row.batch, recompute: args.recompute === 'on' }] }],
+    });
+    const predicted = plan.rows.find((entry) => entry.part === 't (activations)').bytes;
+    console.log(`| ${row.length} | ${row.batch} | ${row.length * row.batch} | ${mib(vocab * row.length * row.batch * 4)} MiB | ${mib(row.activationBytes)} MiB (plan ${mib(predicted)}) | ${mib(row.peak)} MiB | ${row.stepSeconds.toFixed(2)} |`);
+  }
   process.exit(0);
 }
 
@@ -141,5 +151,25 @@ console.log('|---|---:|---:|---:|');
 for (const row of stages) console.log(`| ${row.name} | ${mib(row.rss)} | ${mib(row.peak)} | ${row.added === undefined ? '' : mib(row.added)} |`);
 console.log('');
 console.log(`float32 weights W: ${mib(weightBytes)} MiB; activations A (sum of first-run additions): ${mib(activationBytes)} MiB`);
+// The same process as @agentflow/models' memory plan sees it.
+const plan = planMemory({
+  device: 'cpu',
+  availableBytes: 2 ** 40,
+  models: [
+    {
+      name: preset,
+      config,
+      loraRank: lora.rank,
+      trained: true,
+      sessions: [
+        { kind: 'inference', name: 'log-probs and generation', rows: batch, sequence: prompt + completion, scored: completion },
+        { kind: 'training', name: 'training step', rows: batch, tokens: batch * (prompt + completion), completionTokens: batch * completion, recompute: args.recompute === 'on' },
+        { kind: 'scalar-head', name: 'scalar head', rows: batch, sequence: prompt + completion, training: false },
+      ],
+    },
+  ],
+});
+const planned = plan.totalBytes;
+console.log(`memory plan (planMemory) predicts a peak of ${mib(planned)} MiB; measured ${mib(end.peak)} MiB: ${(((planned - end.peak) / end.peak) * 100).toFixed(1)}%`);
 console.log(`peak RSS: ${mib(end.peak)} MiB = ${(end.peak / weightBytes).toFixed(2)} x W; bound 1.5 x W + A = ${mib(bound)} MiB: ${end.peak <= bound ? 'within' : 'OVER'}`);
 if (args.json) writeFileSync(args.json, `${JSON.stringify({ preset, batch, prompt, completion, weightBytes, activationBytes, peak: end.peak, stages }, null, 2)}\n`);

@@ -107,6 +107,18 @@ export {
   type PolicyTrainingGraph,
   type TrainingGraphSettings,
 } from './graph/policy-training-graph';
+/** Predicted peak memory of a process's models and sessions (weights, adapters, activations). */
+export {
+  formatMemoryPlan,
+  layerWidth,
+  type MemoryPlan,
+  type MemoryPlanRow,
+  type MemoryPlanSettings,
+  parameterCount,
+  type PlannedModel,
+  type PlannedSession,
+  planMemory,
+} from './engine/memory-plan';
 export { createPolicyTrainer, type PolicyTrainer, type PolicyTrainerSettings, type TrainingStepResult } from './engine/training-step';
 /** Supervised fine-tuning (a warm start on demonstrations): the nll objective, batches, warm-up and cosine schedule, resumable by epoch. */
 export {

@@ -50,6 +50,11 @@ export const runConfigSchema = z
       ),
     out: z.string().optional().describe('Run directory; every stage appends there (default runs/<date-time>).'),
     device: z.enum(['auto', 'cuda', 'cpu']).default('auto').describe('ONNX Runtime execution provider.'),
+    deviceMemoryGiB: z
+      .number()
+      .positive()
+      .optional()
+      .describe("Memory of the device for --dry-run's memory plan: default the machine's RAM on the CPU, 139 GiB (one H200) on CUDA."),
     task: taskSchema,
     policy: z
       .object({
@@ -98,6 +103,18 @@ export const runConfigSchema = z
             "Variables passed to the model folder's chat template (Hugging Face apply_chat_template kwargs). Default { enable_thinking: false }: Qwen3 with thinking off, as the AgentFlow reference system runs it; templates that do not read a variable ignore it.",
           ),
         rollouts: rolloutsSchema,
+        generationRows: z
+          .number()
+          .int()
+          .positive()
+          .default(16)
+          .describe('Rollouts the local planner samples together at most (one generation batch: its KV cache and prefill grow with it).'),
+        recompute: z
+          .boolean()
+          .default(false)
+          .describe(
+            "Recompute each layer's activations in the backward pass of the planner's training step (and the PRM's): a fraction of the activation memory for about one more forward pass (--dry-run's memory plan shows both). Same gradients.",
+          ),
       })
       .strict()
       .prefault({}),
@@ -245,6 +262,7 @@ export const runConfigSchema = z
             "Learning rate of the PRM head: 1e-2 (the PRM package's default; a head alone with confidence features: the same held-out MSE at 3e-2). With LoRA on input 'chat' use 1e-3: the planner's last hidden state has a norm near sqrt(hidden), and at 1e-2 one Adam step moved the head's logit by about 1 while the adapter trained (validation loss swung from 0.14 to 0.30).",
           ),
         loraLearningRate: z.number().positive().default(1e-3).describe('Learning rate of the PRM LoRA matrices.'),
+        scoringBatchSize: z.number().int().positive().default(16).describe('Steps the PRM scores in one backbone run during DAPO (its activations grow with it).'),
         epochs: z.number().int().positive().default(80).describe('PRM training epochs at most (the default run: its best at epoch 23, stopped at 35).'),
         patience: z.number().int().positive().default(12).describe('Epochs without a better validation loss before the PRM stops (best parameters kept).'),
         validationFraction: z.number().min(0.05).max(0.5).default(0.25),

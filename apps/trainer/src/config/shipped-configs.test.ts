@@ -34,10 +34,11 @@ describe('the train block is @agentflow/dapo\'s schema', () => {
   const parse = (train: unknown) => runConfigSchema.parse({ train }).train;
 
   it('takes every key of the DAPO schema', () => {
-    // Every key has a value, but the optional dr-grpo budget, which can be set.
-    const keys = Object.keys(dapoConfigSchema.shape).filter((key) => key !== 'drGrpoTokenBudget');
+    // Every key has a value, but the optional dr-grpo budget and micro-batch token budget, which can be set.
+    const keys = Object.keys(dapoConfigSchema.shape).filter((key) => key !== 'drGrpoTokenBudget' && key !== 'microBatchTokens');
     expect(Object.keys(parse({})).sort()).toEqual([...keys, 'lora', 'evaluationTasks'].sort());
     expect(parse({ aggregation: 'dr-grpo', drGrpoTokenBudget: 512 })).toMatchObject({ aggregation: 'dr-grpo', drGrpoTokenBudget: 512 });
+    expect(parse({ microBatchTokens: 4096 })).toMatchObject({ microBatchTokens: 4096 });
   });
 
   it('sets overlong shaping and eps_high, keeping the rest of the default', () => {

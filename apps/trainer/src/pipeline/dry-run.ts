@@ -3,6 +3,8 @@ import { checkModelWeights, loadQwen3Config } from '@agentflow/models';
 import type { RunConfig } from '../config/schema';
 import { type GuardedTaskSource, guardedTaskSource } from './pipeline-context';
 import { preflightProblems } from './preflight';
+import { runMemoryPlan } from './run-memory-plan';
+import { formatMemoryPlan } from '@agentflow/models';
 
 export interface DryRunCheck {
   ok: boolean;
@@ -113,11 +115,35 @@ export async function dryRunChecks(
       endpoint.kind === 'openai' && env[endpoint.apiKeyEnv] ? { authorization: `Bearer ${env[endpoint.apiKeyEnv]}` } : {};
     checks.push(await checkEndpoint(`${what} (${endpoint.kind} ${endpoint.model})`, endpointUrl(endpoint), fetchImpl, headers));
   }
+  checks.push(memoryPlanCheck(config));
   if (settings.pythonUnavailable) {
     const reason = await settings.pythonUnavailable();
     checks.push(reason ? { ok: false, what: 'python tool', detail: reason } : { ok: true, what: 'python tool', detail: 'bubblewrap sandbox available' });
   }
   return checks;
+}
+
+/** The memory plan's lines, or why there is none (a model folder that cannot be read is a failed check already). */
+function memoryPlanLines(config: RunConfig): string[] {
+  try {
+    return ['  memory plan (predicted peak, @agentflow/models planMemory):', ...formatMemoryPlan(runMemoryPlan(config))];
+  } catch (error) {
+    return [`  memory plan: not available (${error instanceof Error ? error.message : String(error)})`];
+  }
+}
+
+/** Fails when the predicted peak is over the device's memory, naming both. */
+function memoryPlanCheck(config: RunConfig): DryRunCheck {
+  const what = 'memory plan';
+  try {
+    const plan = runMemoryPlan(config);
+    const figures = `predicted peak ${(plan.totalBytes / 2 ** 30).toFixed(1)} GiB of ${(plan.availableBytes / 2 ** 30).toFixed(1)} GiB on ${plan.device}`;
+    return plan.fits
+      ? { ok: true, what, detail: `${figures}: fits` }
+      : { ok: false, what, detail: `${figures}: does not fit (lower train.microBatchTokens or microBatchRows, set policy.recompute, or use vLLM rollouts; see the plan above)` };
+  } catch (error) {
+    return { ok: false, what, detail: `cannot be made: ${error instanceof Error ? error.message : String(error)}` };
+  }
 }
 
 export function formatDryRun(config: RunConfig, checks: readonly DryRunCheck[], stages: readonly string[]): string {
@@ -138,6 +164,7 @@ export function formatDryRun(config: RunConfig, checks: readonly DryRunCheck[], 
     `  DAPO: ${config.train.totalSteps} steps x ${config.train.promptsPerBatch} prompts x G=${config.train.groupSize}, lr ${config.train.learningRate}, credit ${config.train.credit.kind}, eps ${config.train.epsLow}/${config.train.epsHigh}, overlong ${config.train.overlong.enabled ? `on (L_max ${config.train.overlong.maxLength}, L_cache ${config.train.overlong.cacheLength})` : 'off'}, ${
       config.train.lora ? `a fresh LoRA of rank ${config.train.lora.rank}` : "the planner's own adapter (policy.lora)"
     }`,
+    ...memoryPlanLines(config),
     'Checks:',
     ...checks.map((check) => `  ${check.ok ? '✔' : '✘'} ${check.what}: ${check.detail}`),
   ];

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { ChatMessage, LanguageModel } from '@agentflow/core';
 import { clippedSurrogateObjective } from '@agentflow/dapo/graph';
 import { createPolicyModel } from '@agentflow/llm';
-import { createLocalPolicy, type LocalPolicy, loadLoraAdapter, loadModel, loadTokenizer, mergeLoraAdapter, type ModelTokenizer, saveModelFolder } from '@agentflow/models';
+import { createLocalPolicy, createLoraAdapter, type LocalPolicy, loadLoraAdapter, loadModel, loadTokenizer, mergeLoraAdapter, type ModelTokenizer, saveModelFolder } from '@agentflow/models';
 import type { RunConfig } from '../config/schema';
 import type { PipelineContext } from './pipeline-context';
 
@@ -21,7 +21,6 @@ export interface OpenPlanner {
 }
 
 /** Generations batched together by the local policy (the concurrent runs of a stage). */
-const MAX_BATCH = 16;
 
 /**
  * Opens the model folder `dir` as a planner with a fresh LoRA adapter, or the adapter saved in
@@ -42,6 +41,7 @@ export async function openPlannerFolder(
     seed: settings.seed,
     device: settings.device,
     objectives: { 'clipped-surrogate': clippedSurrogateObjective },
+    recompute: policyConfig.recompute,
   });
   if (settings.checkpoint && existsSync(join(settings.checkpoint, 'adapter_config.json'))) {
     await policy.load(settings.checkpoint, { optimizerState: settings.optimizerState ?? true });
@@ -56,7 +56,7 @@ export async function openPlannerFolder(
       modelId: `local:${dir}`,
       maxTokens: policyConfig.maxNewTokens,
       temperature: policyConfig.temperature,
-      maxBatchSize: MAX_BATCH,
+      maxBatchSize: policyConfig.generationRows,
     }),
     encodeExample: (prompt, completion) => ({
       promptIds: tokenizer.encodeChat(prompt),
@@ -113,3 +113,16 @@ export async function openPlannerCheckpoint(
   await writeMergedPlannerFolder(context.policyDir, run.checkpoint(POLICY_CHECKPOINTS.warm), base);
   return openPlannerFolder(base, { ...config.policy, lora: config.train.lora }, open);
 }
+
+/**
+ * The KL term's reference, the warm-started planner frozen, through `planner`'s own inference
+ * session (no second copy of the model): with `train.lora` the planner is the merged warm
+ * planner and the reference its zero adapter; without, the warm adapter itself, read from its
+ * checkpoint (a resumed DAPO has moved the policy's own adapter on).
+ */
+export async function warmReference(context: Pick<PipelineContext, 'config' | 'run'>, planner: OpenPlanner) {
+  const { adapter, model } = planner.policy;
+  if (context.config.train.lora !== null) return planner.policy.frozen(createLoraAdapter(model.config, adapter.config));
+  return planner.policy.frozen(await loadLoraAdapter(context.run.checkpoint(POLICY_CHECKPOINTS.warm), model.config));
+}
+

@@ -7,7 +7,7 @@ import { createPrmScorer, loadPrm } from '@agentflow/prm';
 import { createRunAgent } from '../pipeline/agent';
 import { evaluatePlanner } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
-import { openPlannerCheckpoint, POLICY_CHECKPOINTS, warmPlannerDir } from '../pipeline/planner-checkpoints';
+import { openPlannerCheckpoint, POLICY_CHECKPOINTS, warmPlannerDir, warmReference } from '../pipeline/planner-checkpoints';
 import type { Stage } from '../pipeline/run-stages';
 import { openRolloutBackend } from '../rollouts/rollout-backend';
 
@@ -30,10 +30,11 @@ export const trainStage: Stage<PipelineContext> = {
     const policy = await openPlannerCheckpoint(context, POLICY_CHECKPOINTS.dapo, {
       checkpoint: lora === null ? join(run.paths.checkpoints, POLICY_CHECKPOINTS.warm) : null,
     });
-    // The KL term's reference is the warm-started planner, frozen: a second copy of it.
-    const reference = dapo.klCoefficient > 0 ? await openPlannerCheckpoint(context, POLICY_CHECKPOINTS.warm) : undefined;
+    // The KL term's reference is the warm-started planner, frozen, scored by the policy's own
+    // session: one copy of the model in the process.
+    const reference = dapo.klCoefficient > 0 ? await warmReference(context, policy) : undefined;
     let stepScorer: StepScorer | undefined;
-    if (needsStepScores(dapo.credit)) stepScorer = createPrmScorer(await loadPrm(join(run.paths.checkpoints, 'prm'), { device: config.device }));
+    if (needsStepScores(dapo.credit)) stepScorer = createPrmScorer(await loadPrm(join(run.paths.checkpoints, 'prm'), { device: config.device, batchSize: config.prm.scoringBatchSize }));
     // Rollouts in-process, or on vLLM servers that get each step's adapter (policy.rollouts).
     const rollouts = openRolloutBackend({
       config: config.policy,
@@ -57,7 +58,7 @@ export const trainStage: Stage<PipelineContext> = {
         return { reward, correct: reward >= 1 };
       },
       ...(stepScorer ? { stepScorer } : {}),
-      ...(reference ? { referencePolicy: reference.policy } : {}),
+      ...(reference ? { referencePolicy: reference } : {}),
       random: createRandom(config.seed).fork('dapo'),
       checkpointDir: dapoDir,
       evaluate: async (step) => {
@@ -89,7 +90,6 @@ export const trainStage: Stage<PipelineContext> = {
     const final = run.checkpoint(POLICY_CHECKPOINTS.final);
     await policy.policy.save(final);
     await policy.policy.release();
-    await reference?.policy.release();
     return { steps: trainer.step, resumedAt, ...(stoppedEarly ? { stoppedEarly } : {}) };
   },
 };

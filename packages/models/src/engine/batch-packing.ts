@@ -72,13 +72,30 @@ export function packScoringBatch(batch: PolicyBatch, vocabSize: number, padToken
   };
 }
 
-/** Picks each row's completion values out of a [batch, length] output. */
-export function unpackCompletionValues(packed: PackedScoringBatch, values: Float32Array): number[][] {
-  return packed.promptLengths.map((promptLength, row) => {
-    const out: number[] = [];
-    for (let k = 0; k < packed.completionLengths[row]!; k++) out.push(values[row * packed.length + promptLength - 1 + k]!);
-    return out;
+/** Where each completion token is predicted, right-padded to the longest completion (at least one column). */
+export interface CompletionPositions {
+  width: number;
+  positions: HostTensor<'int64'>; // [batch, width]: promptLengths[row] - 1 + k, 0 on padding
+  mask: HostTensor<'float32'>; // [batch, width]: 1 on real completion tokens
+}
+
+export function completionPositions(packed: PackedScoringBatch): CompletionPositions {
+  const width = Math.max(1, ...packed.completionLengths);
+  const positions = new BigInt64Array(packed.batch * width);
+  const mask = new Float32Array(packed.batch * width);
+  packed.completionLengths.forEach((length, row) => {
+    for (let k = 0; k < length; k++) {
+      positions[row * width + k] = BigInt(packed.promptLengths[row]! - 1 + k);
+      mask[row * width + k] = 1;
+    }
   });
+  const shape = [packed.batch, width];
+  return { width, positions: { dtype: 'int64', shape, data: positions }, mask: { dtype: 'float32', shape, data: mask } };
+}
+
+/** Each row's completion values out of a [batch, width] output at {@link completionPositions}. */
+export function unpackCompletionValues(packed: PackedScoringBatch, values: Float32Array, width: number): number[][] {
+  return packed.completionLengths.map((length, row) => Array.from(values.subarray(row * width, row * width + length)));
 }
 
 /** Prompts left-padded for batched generation; positions count real tokens only. */

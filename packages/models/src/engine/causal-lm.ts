@@ -10,11 +10,11 @@ import {
   presentKeyName,
   presentValueName,
 } from '../graph/decoder-graph';
-import { buildInferenceGraph, ENTROPY, LAST_LOGITS, LOGPROBS, TARGET_IDS } from '../graph/inference-graph';
+import { buildInferenceGraph, ENTROPY, LAST_LOGITS, LOGPROBS, SCORED_POSITIONS, TARGET_IDS } from '../graph/inference-graph';
 import { type LoraLayout, loraFeeds, loraLayoutOf } from '../graph/lora-inputs';
 import { createLoraAdapter, type LoraAdapter, type LoraSettings, parseLoraSettings } from '../lora/lora-adapter';
 import type { Qwen3Model } from '../weights/random-model';
-import { packScoringBatch, unpackCompletionValues } from './batch-packing';
+import { completionPositions, packScoringBatch, unpackCompletionValues } from './batch-packing';
 import { createGraphSession } from './session-loader';
 
 /** Settings for {@link createCausalLm}. */
@@ -139,20 +139,22 @@ export async function createCausalLm(settings: CausalLmSettings): Promise<Causal
       if (batch.promptIds.length === 0) return { logprobs: [], ...(options.entropy ? { entropy: [] } : {}) };
       const packed = packScoringBatch(batch, config.vocabSize, settings.padTokenId ?? 0);
       checkLength(packed.length);
+      const scored = completionPositions(packed);
       const outputs = await session.run(
         {
           [INPUT_IDS]: packed.inputIds,
           [ATTENTION_MASK]: packed.attentionMask,
           [POSITION_IDS]: packed.positionIds,
           [TARGET_IDS]: packed.targetIds,
+          [SCORED_POSITIONS]: scored.positions,
           ...cacheFeeds(emptyCache(config, packed.batch)),
           ...adapterFeeds(options.adapter),
         },
         options.entropy ? [LOGPROBS, ENTROPY] : [LOGPROBS],
       );
-      const logprobs = finiteRows('log-prob', unpackCompletionValues(packed, outputs[LOGPROBS]!.data as Float32Array));
+      const logprobs = finiteRows('log-prob', unpackCompletionValues(packed, outputs[LOGPROBS]!.data as Float32Array, scored.width));
       if (!options.entropy) return { logprobs };
-      return { logprobs, entropy: finiteRows('entropy', unpackCompletionValues(packed, outputs[ENTROPY]!.data as Float32Array)) };
+      return { logprobs, entropy: finiteRows('entropy', unpackCompletionValues(packed, outputs[ENTROPY]!.data as Float32Array, scored.width)) };
     },
     async step(input) {
       const [batch, sequence] = input.inputIds.shape as [number, number];
@@ -165,6 +167,8 @@ export async function createCausalLm(settings: CausalLmSettings): Promise<Causal
           [ATTENTION_MASK]: input.attentionMask,
           [POSITION_IDS]: input.positionIds,
           [TARGET_IDS]: { dtype: 'int64', shape: [batch, sequence], data: new BigInt64Array(batch * sequence) },
+          // One scored position per row (its values are not read): the head runs at the last position only.
+          [SCORED_POSITIONS]: { dtype: 'int64', shape: [batch, 1], data: new BigInt64Array(batch) },
           ...cacheFeeds(cache),
           ...adapterFeeds(input.adapter),
         },

@@ -34,6 +34,19 @@ describe('generation', () => {
     expect(new Set(cached[0]!.tokenIds).size).toBeGreaterThan(1);
   });
 
+  it('a prefill in chunks of 3 tokens gives the tokens and log-probs of one whole prefill', async () => {
+    const requests = prompts.map((promptIds, index) => ({ promptIds, maxTokens: 8, temperature: 0.9, seed: index }));
+    const whole = await generate(lm, requests, { eosTokenIds: [] });
+    const chunked = await generate(lm, requests, { eosTokenIds: [], prefillChunkTokens: 3 });
+    expect(chunked.map((row) => row.tokenIds)).toEqual(whole.map((row) => row.tokenIds));
+    chunked.forEach((row, index) => {
+      row.logprobs.forEach((value, k) => {
+        expect(Math.abs(value - whole[index]!.logprobs[k]!)).toBeLessThan(1e-4);
+      });
+    });
+    await expect(generate(lm, requests, { eosTokenIds: [], prefillChunkTokens: 0 })).rejects.toThrow(/prefillChunkTokens must be a positive integer, got 0/);
+  });
+
   it('sampling log-probs equal the log-probs recomputed for the same tokens', async () => {
     const requests = prompts.map((promptIds, index) => ({ promptIds, maxTokens: 10, temperature: 0.9, topP: 0.95, topK: 50, seed: index }));
     const samples = await generate(lm, requests, { eosTokenIds });

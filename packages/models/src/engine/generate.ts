@@ -24,6 +24,12 @@ export interface GenerateSettings {
   /** false recomputes the whole sequence at every step (the check that the KV cache is exact). */
   useCache?: boolean;
   padTokenId?: number;
+  /**
+   * Prompt tokens per prefill run at most (with the KV cache): a long prompt is fed in chunks,
+   * so attention scores are [rows, heads, chunk, total] instead of [rows, heads, prompt, prompt].
+   * Default 512.
+   */
+  prefillChunkTokens?: number;
 }
 
 interface RowState {
@@ -92,17 +98,34 @@ export async function generate(
   const allPositions: bigint[][] = Array.from({ length: batch }, (_, row) =>
     Array.from(prompts.positionIds.data.subarray(row * prompts.length, (row + 1) * prompts.length)),
   );
-  const matrix = (values: bigint[][], from: number): HostTensor<'int64'> => {
-    const width = values[0]!.length - from;
+  const matrix = (values: bigint[][], from: number, to = values[0]!.length): HostTensor<'int64'> => {
+    const width = to - from;
     const data = new BigInt64Array(batch * width);
     values.forEach((row, index) => {
-      data.set(row.slice(from), index * width);
+      data.set(row.slice(from, to), index * width);
     });
     return { dtype: 'int64', shape: [batch, width], data };
   };
 
   let cache: KeyValueCache | undefined;
   let fed = 0; // tokens per row already in the cache
+  // Chunked prefill: every chunk but the last goes in here; the last one samples the first token.
+  const chunk = settings.prefillChunkTokens ?? 512;
+  if (!Number.isInteger(chunk) || chunk < 1) {
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `prefillChunkTokens must be a positive integer, got ${chunk}.` });
+  }
+  while (useCache && prompts.length - fed > chunk) {
+    const to = fed + chunk;
+    const result = await lm.step({
+      inputIds: matrix(allIds, fed, to),
+      attentionMask: matrix(mask, 0, to),
+      positionIds: matrix(allPositions, fed, to),
+      ...(cache ? { cache } : {}),
+      ...(settings.adapter ? { adapter: settings.adapter } : {}),
+    });
+    cache = result.cache;
+    fed = to;
+  }
   const maxSteps = Math.max(...requests.map((request) => request.maxTokens));
   for (let stepIndex = 0; stepIndex < maxSteps && rows.some((row) => !row.finishReason); stepIndex++) {
     const from = useCache ? fed : 0;

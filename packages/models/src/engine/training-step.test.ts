@@ -104,7 +104,9 @@ describe('LoRA graphs', () => {
     expect([...b.gradients.keys()]).toEqual([...a.gradients.keys()]);
     for (const [name, gradient] of a.gradients) {
       const other = b.gradients.get(name)!;
-      gradient.forEach((value, index) => expect(Math.abs(other[index]! - value)).toBeLessThan(1e-6 + 1e-5 * Math.abs(value)));
+      gradient.forEach((value, index) => {
+        expect(Math.abs(other[index]! - value)).toBeLessThan(1e-6 + 1e-5 * Math.abs(value));
+      });
     }
     await kept.release();
     await recomputed.release();

@@ -15,7 +15,7 @@ import { ATTENTION_MASK, INPUT_IDS, POSITION_IDS } from '../graph/decoder-graph'
 import { type LoraLayout, loraFeeds } from '../graph/lora-inputs';
 import type { LoraAdapter } from '../lora/lora-adapter';
 import type { Qwen3Model } from '../weights/random-model';
-import { packScoringBatch } from './batch-packing';
+import { completionPositions, packScoringBatch } from './batch-packing';
 import { createGraphSession } from './session-loader';
 
 /** The loss, gradients by LoRA input name, and stats of one micro-batch. */
@@ -84,22 +84,14 @@ export function createPolicyTrainer(settings: PolicyTrainerSettings): PolicyTrai
     async run(batch, adapter) {
       const { built, session } = await sessionFor(batch.objective);
       const packed = packScoringBatch(batch, settings.model.config.vocabSize, settings.padTokenId ?? 0);
-      const width = Math.max(1, ...packed.completionLengths);
-      const positions = new BigInt64Array(packed.batch * width);
-      const mask = new Float32Array(packed.batch * width);
-      packed.completionLengths.forEach((length, row) => {
-        for (let k = 0; k < length; k++) {
-          positions[row * width + k] = BigInt(packed.promptLengths[row]! - 1 + k);
-          mask[row * width + k] = 1;
-        }
-      });
+      const { width, positions, mask } = completionPositions(packed);
       const feeds: Record<string, HostTensor> = {
         [INPUT_IDS]: packed.inputIds,
         [ATTENTION_MASK]: packed.attentionMask,
         [POSITION_IDS]: packed.positionIds,
         target_ids: packed.targetIds,
-        [COMPLETION_POSITIONS]: { dtype: 'int64', shape: [packed.batch, width], data: positions },
-        [COMPLETION_MASK]: { dtype: 'float32', shape: [packed.batch, width], data: mask },
+        [COMPLETION_POSITIONS]: positions,
+        [COMPLETION_MASK]: mask,
         [TOKEN_WEIGHTS]: packRows(batch.tokenWeights, width, 'tokenWeights', packed.completionLengths),
         ...loraFeeds(settings.lora, adapter),
       };

@@ -6,15 +6,18 @@ import { declareLoraInputs, type LoraLayout } from './lora-inputs';
 
 /** Graph names of the inference graph's extra input and outputs. */
 export const TARGET_IDS = 'target_ids';
+export const SCORED_POSITIONS = 'scored_positions';
 export const LOGPROBS = 'logprobs';
 export const ENTROPY = 'entropy';
 export const LAST_LOGITS = 'last_logits';
 
 /**
  * The one inference graph: a KV-cached decoder whose past length may be 0 (prefill, scoring) or
- * more (decode). Outputs:
- * - `logprobs` [batch, sequence]: log p(target_ids[b, t] | tokens up to t);
- * - `entropy` [batch, sequence]: entropy of the next-token distribution at t;
+ * more (decode). The LM head runs at the scored positions and the last position only, so no
+ * tensor is [batch, sequence, vocab]. Inputs beyond the decoder's: `target_ids` [batch, sequence]
+ * (the next token at each position) and `scored_positions` int64 [batch, scored]. Outputs:
+ * - `logprobs` [batch, scored]: log p(target_ids[b, p] | tokens up to p) at each scored position p;
+ * - `entropy` [batch, scored]: entropy of the next-token distribution there;
  * - `last_logits` [batch, vocab]: logits at the last position (sampling);
  * - `present_key.{l}` / `present_value.{l}` [batch, kvHeads, total, headDim].
  */
@@ -23,13 +26,15 @@ export function buildInferenceGraph(config: Qwen3Config, weights: ModelWeights, 
   const loraTensors: Map<string, LoraTensors> | undefined = lora ? declareLoraInputs(graph, lora) : undefined;
   const decoder = buildDecoder(graph, config, weights, { kvCache: true, ...(loraTensors ? { lora: loraTensors } : {}) });
   const targets = graph.input(TARGET_IDS, 'int64', ['batch', 'sequence']);
-  const logits = lmHead(graph, config, decoder)(decoder.hidden); // [batch, sequence, vocab]
-  const logSoftmax = graph.logSoftmax(logits, -1);
-  const picked = graph.squeeze(graph.gatherElements(logSoftmax, graph.unsqueeze(targets, [2]), 2), [2]); // [batch, sequence]
-  graph.output(picked, LOGPROBS);
+  const positions = graph.input(SCORED_POSITIONS, 'int64', ['batch', 'scored']);
+  const head = lmHead(graph, config, decoder);
+  const index = graph.expand(graph.unsqueeze(positions, [2]), [1, 1, config.hiddenSize]); // [batch, scored, hidden]
+  const logSoftmax = graph.logSoftmax(head(graph.gatherElements(decoder.hidden, index, 1)), -1); // [batch, scored, vocab]
+  const scoredTargets = graph.unsqueeze(graph.gatherElements(targets, positions, 1), [2]); // [batch, scored, 1]
+  graph.output(graph.squeeze(graph.gatherElements(logSoftmax, scoredTargets, 2), [2]), LOGPROBS);
   graph.output(graph.neg(graph.reduceSum(graph.mul(graph.exp(logSoftmax), logSoftmax), [-1])), ENTROPY);
-  const last = graph.squeeze(graph.slice(logits, { starts: [-1], ends: [Number.MAX_SAFE_INTEGER], axes: [1] }), [1]);
-  graph.output(last, LAST_LOGITS);
+  const lastHidden = graph.squeeze(graph.slice(decoder.hidden, { starts: [-1], ends: [Number.MAX_SAFE_INTEGER], axes: [1] }), [1]); // [batch, hidden]
+  graph.output(head(lastHidden), LAST_LOGITS);
   decoder.presents.forEach(({ key, value }, layer) => {
     graph.output(key, presentKeyName(layer));
     graph.output(value, presentValueName(layer));

@@ -47,6 +47,12 @@ export interface LocalPolicySettings {
 export interface LocalPolicy extends TrainablePolicy {
   readonly adapter: LoraAdapter;
   readonly model: Qwen3Model;
+  /**
+   * Log-probs under a frozen adapter (a copy of the current one, or `adapter`, which must have
+   * this policy's layout) through this policy's own inference session: a KL reference or an
+   * old policy without a second copy of the model or another session.
+   */
+  frozen(adapter?: LoraAdapter): Pick<TrainablePolicy, 'logprobs'>;
   release(): Promise<void>;
 }
 
@@ -106,6 +112,24 @@ export async function createLocalPolicy(settings: LocalPolicySettings): Promise<
       }),
     async logprobs(batch) {
       return (await lm.logprobs(batch, { adapter })).logprobs;
+    },
+    frozen(frozenAdapter) {
+      const source = frozenAdapter ?? adapter;
+      const sameLayout =
+        source.config.rank === adapter.config.rank &&
+        source.matrices.size === adapter.matrices.size &&
+        [...adapter.matrices.keys()].every((path) => source.matrices.get(path)?.a.length === adapter.matrices.get(path)!.a.length);
+      if (!sameLayout) {
+        throw new AgentFlowError({
+          code: 'SHAPE_MISMATCH',
+          message: `frozen(): the adapter (rank ${source.config.rank}, ${source.matrices.size} modules) does not have this policy's layout (rank ${adapter.config.rank}, ${adapter.matrices.size} modules).`,
+        });
+      }
+      const copy: LoraAdapter = {
+        config: source.config,
+        matrices: new Map([...source.matrices].map(([path, matrices]) => [path, { ...matrices, a: matrices.a.slice(), b: matrices.b.slice() }])),
+      };
+      return { logprobs: async (batch) => (await lm.logprobs(batch, { adapter: copy })).logprobs };
     },
     async accumulateGradients(batch): Promise<PolicyTrainingStats> {
       const { stats, gradients } = await trainer.run(batch, adapter);

@@ -55,7 +55,9 @@ describe('gradients with recompute', () => {
       const left = Array.from(a[name]!.data as Float32Array);
       const right = Array.from(b[name]!.data as Float32Array);
       expect(right.length).toBe(left.length);
-      right.forEach((value, index) => expect(value).toBeCloseTo(left[index]!, 5));
+      right.forEach((value, index) => {
+        expect(value).toBeCloseTo(left[index]!, 5);
+      });
     }
     expect(Math.max(...Array.from(a['grad.lora']!.data as Float32Array).map(Math.abs))).toBeGreaterThan(1e-3);
   });

@@ -72,7 +72,9 @@ export function planRecompute(state: GraphState, g: GraphBuilder, nodes: readonl
         node.outputs.map((y) => ({ dtype: y.dtype, shape: y.shape })),
         { attributes: node.attributes, meta: node.meta, domain: node.domain },
       );
-      node.outputs.forEach((y, position) => map.set(y.name, outputs[position]!));
+      node.outputs.forEach((y, position) => {
+        map.set(y.name, outputs[position]!);
+      });
       // Constant values are read by shape inference and gradient rules: keep them known.
       node.outputs.forEach((y, position) => {
         const value = state.constantValues.get(y.name);

@@ -1,0 +1,48 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getModelPreset, toHfConfig } from '@agentflow/models';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../config/load-config';
+import { runConfigSchema } from '../config/schema';
+import { formatDryRun } from './dry-run';
+import { runMemoryPlan } from './run-memory-plan';
+
+// Folders with Qwen3-8B's and Qwen3-0.6B's config.json only: the plan reads shapes, not weights.
+const root = mkdtempSync(join(tmpdir(), 'agentflow-plan-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+function configFolder(name: string, preset: string): string {
+  const dir = join(root, name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'config.json'), JSON.stringify(toHfConfig(getModelPreset(preset))));
+  return dir;
+}
+const planner = configFolder('Qwen3-8B', 'qwen3-8b-shape');
+const prm = configFolder('Qwen3-0.6B', 'qwen3-0.6b-shape');
+const reference = join(import.meta.dirname, '..', '..', '..', '..', 'configs', 'aime-qwen3-8b.yaml');
+const load = (...overrides: string[]) =>
+  loadConfig(reference, runConfigSchema, { overrides: [`policy.model.path=${planner}`, `prm.backbone.path=${prm}`, ...overrides] });
+
+describe('the memory plan of --dry-run', () => {
+  it('fits the reference setup (Qwen3-8B planner with LoRA, Qwen3-0.6B PRM) in one H200', () => {
+    const plan = runMemoryPlan(load());
+    expect(plan.device).toBe('cuda');
+    expect(plan.availableBytes).toBe(139 * 2 ** 30);
+    expect(plan.fits).toBe(true);
+    expect(plan.totalBytes).toBeLessThan(139 * 2 ** 30);
+    const parts = plan.rows.map((row) => `${row.model} ${row.part}`);
+    expect(parts).toEqual(expect.arrayContaining(['planner weights', 'planner training step (activations)', 'PRM weights', 'PRM step scoring (activations)']));
+    const printed = formatDryRun(load(), [], ['train']);
+    expect(printed).toMatch(/memory plan \(predicted peak/);
+    expect(printed).toMatch(/planner weights: 61\.03 GiB \(8\.19B parameters/);
+    expect(printed).toMatch(/total: [\d.]+ GiB of 139\.00 GiB on cuda .*: fits/);
+  });
+
+  it('says plainly when it will not fit: the same setup without recomputation or a token budget', () => {
+    const plan = runMemoryPlan(load('policy.recompute=false', 'train.microBatchTokens=100000'));
+    expect(plan.fits).toBe(false);
+    expect(formatDryRun(load('policy.recompute=false', 'train.microBatchTokens=100000'), [], ['train'])).toMatch(/DOES NOT FIT: [\d.]+ GiB over/);
+    // A smaller device is the user's to state.
+    expect(runMemoryPlan(load('deviceMemoryGiB=80')).fits).toBe(false);
+  });
+});

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { getModelPreset } from '../config/presets';
+import { formatMemoryPlan, parameterCount, type PlannedSession, planMemory } from './memory-plan';
+
+const small = getModelPreset('qwen3-0.6b-shape');
+const big = getModelPreset('qwen3-8b-shape');
+const sessions: PlannedSession[] = [
+  { kind: 'inference', name: 'generation', rows: 8, sequence: 2048, scored: 0, chunk: 512 },
+  { kind: 'inference', name: 'log-probs', rows: 1, sequence: 2048, scored: 1024 },
+  { kind: 'training', name: 'training step', rows: 1, tokens: 2048, completionTokens: 1024, recompute: true },
+];
+const gib = 2 ** 30;
+
+describe('planMemory', () => {
+  it('counts parameters as the checkpoints hold them (Qwen3-0.6B tied, Qwen3-8B untied)', () => {
+    expect(parameterCount(small)).toBe(596_049_920);
+    expect(parameterCount(big)).toBe(8_190_735_360);
+  });
+
+  it('holds one copy of the weights on the CPU whatever the sessions, one per graph on CUDA', () => {
+    const cpu = planMemory({ device: 'cpu', availableBytes: 64 * gib, models: [{ name: 'planner', config: small, sessions }] });
+    const cuda = planMemory({ device: 'cuda', availableBytes: 139 * gib, models: [{ name: 'planner', config: small, sessions }] });
+    const weights = (plan: typeof cpu) => plan.rows.find((row) => row.part === 'weights')!.bytes;
+    expect(weights(cpu)).toBe(parameterCount(small) * 4);
+    // generation and log-probs share the inference graph's session: two graphs, two copies.
+    expect(weights(cuda)).toBe(2 * parameterCount(small) * 4);
+    expect(cuda.totalBytes).toBeGreaterThan(cpu.totalBytes);
+  });
+
+  it('recomputation shrinks the training activations, and a plan that does not fit says so', () => {
+    const training = (recompute: boolean) =>
+      planMemory({
+        device: 'cuda',
+        availableBytes: 139 * gib,
+        models: [{ name: 'planner', config: big, loraRank: 64, trained: true, sessions: [{ kind: 'training', name: 'step', rows: 1, tokens: 3072, completionTokens: 1024, recompute }] }],
+      });
+    const kept = training(false);
+    const recomputed = training(true);
+    expect(recomputed.totalBytes).toBeLessThan(kept.totalBytes / 3);
+    expect(recomputed.fits).toBe(true);
+    expect(kept.fits).toBe(false);
+    const lines = formatMemoryPlan(kept);
+    expect(lines.at(-1)).toMatch(/of 139\.00 GiB on cuda .*DOES NOT FIT: [\d.]+ GiB over/);
+    expect(formatMemoryPlan(recomputed).at(-1)).toMatch(/: fits$/);
+  });
+
+  it('refuses an available memory that is not a positive number of bytes', () => {
+    expect(() => planMemory({ device: 'cpu', availableBytes: 0, models: [] })).toThrow(/availableBytes must be a positive number of bytes, got 0/);
+  });
+});
