@@ -160,7 +160,7 @@ console.log(
 );
 console.log(`batch ${shape.batch} x ${shape.prompt + shape.completion} tokens (prompt ${shape.prompt}, completion ${shape.completion}); LoRA rank 8, alpha 16, all seven linear modules`);
 console.log(`threads: ${threads} on both sides (ONNX Runtime intra-op ${threads}, inter-op 1; torch.set_num_threads(${threads}), OMP/OpenBLAS ${threads}); machine ${cpus().length} cores (${cpus()[0]?.model})`);
-console.log(`AgentFlow at ${checkoutState()} (dist/ as built); PyTorch ${torch.ok ? torch.version : 'absent'} under ${python}; Node ${process.version}; AgentFlow memoryPattern ${args['memory-pattern'] ?? 'default (on)'}; ${rounds} rounds, sides alternating; steady state = median of ${steps} steps after ${warmup} warm-up steps\n`);
+console.log(`AgentFlow at ${checkoutState()} (dist/ as built); PyTorch ${torch.ok ? torch.version : 'absent'} under ${python}; Node ${process.version}; AgentFlow memoryPattern ${args['memory-pattern'] ?? 'as the runtime defaults'}; ${rounds} rounds, sides alternating; steady state = median of ${steps} steps after ${warmup} warm-up steps\n`);
 
 const sides = torch.ok ? ['agentflow', 'pytorch'] : ['agentflow'];
 const results = {};
