@@ -89,19 +89,25 @@ const FLOAT32 = 4;
 // Process overhead: Node.js, ONNX Runtime and the graphs themselves (measured: about 0.1 GB at start).
 const PROCESS_BYTES = 0.25 * 2 ** 30;
 
-// Activation coefficients, in float32 values, fitted to training steps measured at the
-// Qwen3-0.6B shape on the CPU (four shapes each, every fit within 6%: docs/perf.md, "memory plan
-// calibration"), in units of the widths they scale with.
+// Activation coefficients, in float32 values, in units of the widths they scale with: marginal
+// costs fitted to training steps measured at the Qwen3-0.6B shape on the CPU (five shapes, each
+// within 0.5% with an intercept of -1.1 GB, the heap a process already has, which the plan leaves
+// out: small batches come out up to 1.1 GB high; docs/perf.md).
 /** Training, activations kept: values per token and layer, per unit of layer width. */
-const TRAIN_KEPT_PER_WIDTH = 3.64;
+const TRAIN_KEPT_PER_WIDTH = 7.13;
 /** Training, activations kept: attention-score values per layer, per head and (row length)^2. */
-const TRAIN_ATTENTION_COPIES = 12.8;
+const TRAIN_ATTENTION_COPIES = 9.34;
 /** Vocabulary-wide values per completion token in the training step (logits, log-softmax, their gradients). */
-const TRAIN_VOCAB_COPIES = 12.1;
-/** Training, recomputed: values per token per unit of layer width for the one layer alive. */
-const TRAIN_RECOMPUTED_PER_WIDTH = 3.64;
-/** Training, recomputed: values each layer keeps per token until its backward, per unit of layer width. */
-const TRAIN_RETAINED_PER_WIDTH = 0.95;
+const TRAIN_VOCAB_COPIES = 12.25;
+/**
+ * Training, recomputed: values per token and layer per unit of layer width, and attention-score
+ * values per layer per head and (row length)^2. Fitted to five measured steps without an
+ * intercept (errors -20% to +36%: single long rows come out high, batches of short rows low).
+ * Recomputation saves about a third per token and most of the attention scores here, far from
+ * the ideal of keeping one hidden width per token and layer (docs/perf.md).
+ */
+const TRAIN_RECOMPUTED_PER_WIDTH = 4.5;
+const TRAIN_RECOMPUTED_ATTENTION_COPIES = 3.55;
 /** Inference: values per token per unit of layer width (one layer alive at a time). */
 const INFER_PER_WIDTH = 1;
 /** Inference: vocabulary-wide values per scored token (logits, log-softmax, entropy). */
@@ -134,11 +140,7 @@ function loraParameters(config: Qwen3Config, rank: number, modules: readonly Lin
 
 const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GiB`;
 
-/**
- * Training-graph values: kept activations of every layer, or with recompute the values each layer
- * keeps for the backward pass (its boundary and what the recomputed segment cannot free) plus the
- * larger of one layer's recomputed activations and the vocabulary-wide tensors of the head.
- */
+/** Training-graph values: per-token and attention values of every layer, and the head's vocabulary-wide ones. */
 function trainingValues(config: Qwen3Config, rows: number, perRow: number, completionTokens: number, recompute: boolean) {
   const tokens = rows * perRow;
   const width = layerWidth(config);
@@ -149,9 +151,10 @@ function trainingValues(config: Qwen3Config, rows: number, perRow: number, compl
     const layerValues = layers * (tokens * TRAIN_KEPT_PER_WIDTH * width + attention);
     return { layerValues, head, total: layerValues + head };
   }
-  const layerValues = tokens * layers * TRAIN_RETAINED_PER_WIDTH * width;
-  const alive = Math.max(tokens * TRAIN_RECOMPUTED_PER_WIDTH * width + attention, head);
-  return { layerValues, head, total: layerValues + alive };
+  // Measured: the head's tensors fit in memory the recomputed layers freed (no head term).
+  const recomputedAttention = TRAIN_RECOMPUTED_ATTENTION_COPIES * config.numAttentionHeads * rows * perRow * perRow;
+  const layerValues = layers * (tokens * TRAIN_RECOMPUTED_PER_WIDTH * width + recomputedAttention);
+  return { layerValues, head, total: layerValues };
 }
 
 function sessionActivations(config: Qwen3Config, session: PlannedSession): { bytes: number; detail: string } {
