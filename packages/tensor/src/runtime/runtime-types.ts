@@ -23,13 +23,12 @@ export interface RuntimeSettings {
   /** Default 'all' (ONNX Runtime's default). */
   graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
   /**
-   * ONNX Runtime's CPU memory arena; default off (ONNX Runtime's default is on). On, each session
-   * keeps the peak of its runs in an arena of its own that grows in doubling chunks, so a process
-   * with several sessions holds the sum of their peaks, rounded up; off, a run's activations go
-   * back to the process heap and the next session's run reuses them, and peak memory follows the
-   * tensors' sizes (what the memory plan predicts). Measured at the Qwen3-0.6B shape with four
-   * sessions (docs/perf.md): 3.4 GB peak off, 3.5 GB on (4.3 GB with the memory pattern); log-probs
-   * of the tiny preset took about 1.5x longer off (5 ms against 8 ms a batch), other runs alike.
+   * ONNX Runtime's CPU memory arena; default on (ONNX Runtime's default). On, each session keeps
+   * the peak of its runs in an arena of its own, so a process with several sessions holds the sum
+   * of their peaks; off, a run's activations go back to the process heap and the next session's
+   * run reuses them. Measured (docs/perf.md): at the Qwen3-0.6B shape with four sessions 3.5 GB
+   * peak on, 3.4 GB off; on the tiny preset log-probs took 2.3-3.5 ms a batch on and 9-16 ms off,
+   * generation 63-79 ms on and 88-93 ms off, which made the embedded run's warm start twice as slow.
    */
   cpuMemoryArena?: boolean;
   /**

@@ -94,7 +94,7 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
     executionProviders: target === 'cuda' ? [{ name: 'cuda', deviceId: settings.cudaDeviceId ?? 0 }] : ['cpu'],
     graphOptimizationLevel: settings.graphOptimizationLevel ?? 'all',
     ...(settings.intraOpThreads === undefined ? {} : { intraOpNumThreads: settings.intraOpThreads }),
-    enableCpuMemArena: settings.cpuMemoryArena ?? false,
+    enableCpuMemArena: settings.cpuMemoryArena ?? true,
     enableMemPattern: settings.memoryPattern ?? false,
     ...(settings.interOpThreads === undefined ? {} : { interOpNumThreads: settings.interOpThreads }),
   });
