@@ -1,4 +1,5 @@
 import { createRandom } from '@agentflow/core';
+import onnxProto from 'onnx-proto';
 import { describe, expect, it } from 'vitest';
 import { createHostTensor } from '../dtype/dtype';
 import { createGraphBuilder } from '../graph/graph-builder';
@@ -60,6 +61,47 @@ describe('gradients with recompute', () => {
       });
     }
     expect(Math.max(...Array.from(a['grad.lora']!.data as Float32Array).map(Math.abs))).toBeGreaterThan(1e-3);
+  });
+
+  it('makes each segment wait for the parameter gradients of the segment after it', () => {
+    // One LoRA-like parameter per layer. ONNX Runtime runs nodes in a depth-first order from the
+    // graph's leaves, so a parameter gradient that nothing downstream waits for runs last and keeps
+    // its segment's recomputed inputs alive to the end: segment k's recomputation must depend on
+    // the gradient of segment k+1's parameter.
+    const g = createGraphBuilder();
+    const x = g.input('x', 'float32', [rows, width]);
+    const loras = Array.from({ length: layers }, (_, layer) => g.input(`lora${layer}`, 'float32', [width, width]));
+    const boundaries: SymbolicTensor[] = [g.mul(x, 1.5)];
+    let h = boundaries[0]!;
+    for (const lora of loras) {
+      h = g.add(h, g.tanh(g.matmul(h, lora)));
+      boundaries.push(h);
+    }
+    const loss = g.reduceSum(g.mul(h, h), [0, 1]);
+    g.gradients(loss, loras, { recompute: boundaries }).forEach((gradient, layer) => {
+      g.output(gradient, `grad.lora${layer}`);
+    });
+    const nodes = onnxProto.onnx.ModelProto.decode(g.toBytes()).graph?.node ?? [];
+    const producer = new Map(nodes.flatMap((node) => (node.output ?? []).map((name) => [name, node] as const)));
+    const ancestors = (name: string) => {
+      const seen = new Set<string>();
+      const stack = [name];
+      while (stack.length > 0) {
+        const node = producer.get(stack.pop()!);
+        for (const input of node?.input ?? []) {
+          if (!seen.has(input)) {
+            seen.add(input);
+            stack.push(input);
+          }
+        }
+      }
+      return seen;
+    };
+    // The output names are Identity nodes over the gradient tensors.
+    const gradient = (layer: number) => producer.get(`grad.lora${layer}`)!.input![0]!;
+    for (let layer = 0; layer + 1 < layers; layer++) {
+      expect(ancestors(gradient(layer)).has(gradient(layer + 1))).toBe(true);
+    }
   });
 
   it('refuses boundaries that are graph inputs or out of forward order', () => {

@@ -55,12 +55,27 @@ export function planRecompute(state: GraphState, g: GraphBuilder, nodes: readonl
   const emitCopies = (k: number, upstream: (name: string) => SymbolicTensor | undefined): Map<string, SymbolicTensor> => {
     const map = new Map<string, SymbolicTensor>();
     const input = boundaries[k]!;
-    const gradient = upstream(boundaries[k + 1]!.name);
-    // input + 0 * sum(gradient): the same values, available only once the gradient is.
-    const delayed =
-      gradient === undefined
-        ? input
-        : g.add(input, g.mul(g.reduceSum(gradient, [...gradient.shape.keys()], false), 0));
+    // The gradients the backward of segment k+1 completes: its output boundary's and those of
+    // the tensors from outside any segment that it reads (parameters such as LoRA matrices).
+    // Without the parameters, ONNX Runtime's depth-first order runs their gradient nodes last,
+    // keeping every segment's recomputed inputs alive until the end.
+    const next = k + 1 < starts.length - 1 ? k + 1 : -1;
+    const names = new Set<string>();
+    if (next >= 0) {
+      for (let index = starts[next]! + 1; index <= starts[next + 1]!; index++) {
+        for (const x of nodes[index]!.inputs) {
+          if (x === undefined || x.name === boundaries[next]!.name) continue;
+          const producer = state.producers.get(x.name);
+          if (producer === undefined || segmentOf(nodes.indexOf(producer)) < 0) names.add(x.name);
+        }
+      }
+    }
+    const ready = [boundaries[k + 1]!.name, ...names]
+      .map((name) => upstream(name))
+      .filter((gradient): gradient is SymbolicTensor => gradient !== undefined)
+      .map((gradient) => g.reduceSum(gradient, [...gradient.shape.keys()], false));
+    // input + 0 * sum(gradients): the same values, available only once the gradients are.
+    const delayed = ready.length === 0 ? input : g.add(input, g.mul(ready.reduce((sum, x) => g.add(sum, x)), 0));
     map.set(input.name, delayed);
     for (let index = starts[k]! + 1; index <= starts[k + 1]!; index++) {
       const node = nodes[index]!;
