@@ -100,14 +100,22 @@ const TRAIN_ATTENTION_COPIES = 9.34;
 /** Vocabulary-wide values per completion token in the training step (logits, log-softmax, their gradients). */
 const TRAIN_VOCAB_COPIES = 12.25;
 /**
- * Training, recomputed: values per token and layer per unit of layer width, and attention-score
- * values per layer per head and (row length)^2. Fitted to five measured steps without an
- * intercept (errors -20% to +36%: single long rows come out high, batches of short rows low).
- * Recomputation saves about a third per token and most of the attention scores here, far from
- * the ideal of keeping one hidden width per token and layer (docs/perf.md).
+ * Training, recomputed (`recompute: true`): the graph keeps the residual stream at each layer
+ * boundary until the backward pass reaches it and recomputes one layer at a time. Fitted to eight
+ * training steps measured at the Qwen3-0.6B shape on the CPU (256 to 2,048 tokens, 1 to 4 rows,
+ * 32 to 128 completion tokens; each within 11%, six within 4%; docs/perf.md):
+ * - values kept per token and layer, per unit of hidden size (the boundaries and what the arena
+ *   holds beside them; from the growth with the layer count, 1,024 tokens, 6 to 14 layers);
+ * - values per token of the layer being recomputed, per unit of layer width;
+ * - attention-score copies of that layer, per head and (row length)^2;
+ * - vocabulary-wide values per completion token (logits, log-softmax and their gradients);
+ * - a constant per step (the session's own allocations).
  */
-const TRAIN_RECOMPUTED_PER_WIDTH = 4.5;
-const TRAIN_RECOMPUTED_ATTENTION_COPIES = 3.55;
+const TRAIN_RECOMPUTED_PER_HIDDEN = 3.6;
+const TRAIN_RECOMPUTED_PER_WIDTH = 0.19;
+const TRAIN_RECOMPUTED_ATTENTION_COPIES = 5.42;
+const TRAIN_RECOMPUTED_VOCAB_COPIES = 3.72;
+const TRAIN_RECOMPUTED_SESSION_BYTES = 0.2 * 2 ** 30;
 /** Inference: values per token per unit of layer width (one layer alive at a time). */
 const INFER_PER_WIDTH = 1;
 /** Inference: vocabulary-wide values per scored token (logits, log-softmax, entropy). */
@@ -151,10 +159,11 @@ function trainingValues(config: Qwen3Config, rows: number, perRow: number, compl
     const layerValues = layers * (tokens * TRAIN_KEPT_PER_WIDTH * width + attention);
     return { layerValues, head, total: layerValues + head };
   }
-  // Measured: the head's tensors fit in memory the recomputed layers freed (no head term).
-  const recomputedAttention = TRAIN_RECOMPUTED_ATTENTION_COPIES * config.numAttentionHeads * rows * perRow * perRow;
-  const layerValues = layers * (tokens * TRAIN_RECOMPUTED_PER_WIDTH * width + recomputedAttention);
-  return { layerValues, head, total: layerValues };
+  const recomputedAttention = TRAIN_RECOMPUTED_ATTENTION_COPIES * config.numAttentionHeads * rows * perRow * perRow; // one layer
+  const layerValues =
+    layers * tokens * TRAIN_RECOMPUTED_PER_HIDDEN * config.hiddenSize + tokens * TRAIN_RECOMPUTED_PER_WIDTH * width + recomputedAttention + TRAIN_RECOMPUTED_SESSION_BYTES / FLOAT32;
+  const recomputedHead = TRAIN_RECOMPUTED_VOCAB_COPIES * completionTokens * config.vocabSize;
+  return { layerValues, head: recomputedHead, total: layerValues + recomputedHead };
 }
 
 function sessionActivations(config: Qwen3Config, session: PlannedSession): { bytes: number; detail: string } {
