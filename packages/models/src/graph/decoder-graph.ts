@@ -148,3 +148,19 @@ export function lmHead(graph: GraphBuilder, config: Qwen3Config, decoder: Decode
   const head = decoder.weights.plain(lmHeadName(config)); // [vocab, hidden]
   return (hidden) => graph.matmulTransposed(hidden, head);
 }
+
+/** The decoder's final hidden states at `positions` ([batch, count] int64): [batch, count, hidden]. */
+export function hiddenAt(graph: GraphBuilder, config: Qwen3Config, decoder: DecoderTensors, positions: SymbolicTensor): SymbolicTensor {
+  const index = graph.expand(graph.unsqueeze(positions, [2]), [1, 1, config.hiddenSize]); // [batch, count, hidden]
+  return graph.gatherElements(decoder.hidden, index, 1);
+}
+
+/**
+ * The head's log-softmax at `positions` and the log-probabilities of `targets` ([batch, sequence]
+ * int64) read there: the vocabulary-wide tensor is [batch, count, vocab], never [batch, sequence, vocab].
+ */
+export function logprobsAt(graph: GraphBuilder, config: Qwen3Config, decoder: DecoderTensors, targets: SymbolicTensor, positions: SymbolicTensor) {
+  const logSoftmax = graph.logSoftmax(lmHead(graph, config, decoder)(hiddenAt(graph, config, decoder, positions)), -1); // [batch, count, vocab]
+  const chosen = graph.unsqueeze(graph.gatherElements(targets, positions, 1), [2]); // [batch, count, 1]
+  return { logSoftmax, logprobs: graph.squeeze(graph.gatherElements(logSoftmax, chosen, 2), [2]) };
+}

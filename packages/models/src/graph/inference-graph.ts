@@ -1,7 +1,7 @@
 import { createGraphBuilder, type GraphBuilder } from '@agentflow/tensor';
 import type { Qwen3Config } from '../config/qwen3-config';
 import type { ModelWeights } from '../weights/weight-names';
-import { buildDecoder, type LoraTensors, lmHead, presentKeyName, presentValueName } from './decoder-graph';
+import { buildDecoder, type LoraTensors, lmHead, logprobsAt, presentKeyName, presentValueName } from './decoder-graph';
 import { declareLoraInputs, type LoraLayout } from './lora-inputs';
 
 /** Graph names of the inference graph's extra input and outputs. */
@@ -28,10 +28,8 @@ export function buildInferenceGraph(config: Qwen3Config, weights: ModelWeights, 
   const targets = graph.input(TARGET_IDS, 'int64', ['batch', 'sequence']);
   const positions = graph.input(SCORED_POSITIONS, 'int64', ['batch', 'scored']);
   const head = lmHead(graph, config, decoder);
-  const index = graph.expand(graph.unsqueeze(positions, [2]), [1, 1, config.hiddenSize]); // [batch, scored, hidden]
-  const logSoftmax = graph.logSoftmax(head(graph.gatherElements(decoder.hidden, index, 1)), -1); // [batch, scored, vocab]
-  const scoredTargets = graph.unsqueeze(graph.gatherElements(targets, positions, 1), [2]); // [batch, scored, 1]
-  graph.output(graph.squeeze(graph.gatherElements(logSoftmax, scoredTargets, 2), [2]), LOGPROBS);
+  const { logSoftmax, logprobs } = logprobsAt(graph, config, decoder, targets, positions); // [batch, scored, vocab], [batch, scored]
+  graph.output(logprobs, LOGPROBS);
   graph.output(graph.neg(graph.reduceSum(graph.mul(graph.exp(logSoftmax), logSoftmax), [-1])), ENTROPY);
   const lastHidden = graph.squeeze(graph.slice(decoder.hidden, { starts: [-1], ends: [Number.MAX_SAFE_INTEGER], axes: [1] }), [1]); // [batch, hidden]
   graph.output(head(lastHidden), LAST_LOGITS);

@@ -1,7 +1,7 @@
 import type { PolicyObjective, PolicyTrainingBatch } from '@agentflow/core';
 import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
 import type { Qwen3Model } from '../weights/random-model';
-import { buildDecoder, lmHead } from './decoder-graph';
+import { buildDecoder, logprobsAt } from './decoder-graph';
 import { declareLoraInputs, type LoraLayout, loraInputName } from './lora-inputs';
 
 /** Per-token fields of a training batch that an objective may read, aligned with completionIds. */
@@ -94,12 +94,7 @@ export function buildPolicyTrainingGraph(
   const tokenWeights = graph.input(TOKEN_WEIGHTS, 'float32', ['batch', 'completion']);
   // The head runs on the completion positions only: [batch, completion, vocab], never
   // [batch, sequence, vocab] (a prompt of thousands of tokens costs no vocabulary-wide tensor).
-  const hiddenSize = model.config.hiddenSize;
-  const index = graph.expand(graph.unsqueeze(positions, [2]), [1, 1, hiddenSize]); // [batch, completion, hidden]
-  const selected = graph.gatherElements(decoder.hidden, index, 1);
-  const completionTargets = graph.gatherElements(targets, positions, 1); // [batch, completion]
-  const logSoftmax = graph.logSoftmax(lmHead(graph, model.config, decoder)(selected), -1); // [batch, completion, vocab]
-  const logprobs = graph.squeeze(graph.gatherElements(logSoftmax, graph.unsqueeze(completionTargets, [2]), 2), [2]); // [batch, completion]
+  const { logSoftmax, logprobs } = logprobsAt(graph, model.config, decoder, targets, positions); // [batch, completion, vocab], [batch, completion]
   let entropy: SymbolicTensor | undefined;
   const perTokenFields: PerTokenField[] = [];
   const declared = new Map<PerTokenField, SymbolicTensor>();

@@ -10,7 +10,7 @@ import {
 import type { Qwen3Config } from '../config/qwen3-config';
 import { packScoringBatch } from '../engine/batch-packing';
 import { createGraphSession } from '../engine/session-loader';
-import { ATTENTION_MASK, buildDecoder, INPUT_IDS, POSITION_IDS } from '../graph/decoder-graph';
+import { ATTENTION_MASK, buildDecoder, hiddenAt, INPUT_IDS, POSITION_IDS } from '../graph/decoder-graph';
 import { declareLoraInputs, type LoraLayout, loraFeeds, loraInputName } from '../graph/lora-inputs';
 import type { LoraAdapter } from '../lora/lora-adapter';
 import type { Qwen3Model } from '../weights/random-model';
@@ -97,8 +97,7 @@ function buildHeadGraph(model: Qwen3Model, lora: LoraLayout | undefined, trainin
   const weight = graph.input(HEAD_WEIGHT, 'float32', [hiddenSize]);
   const bias = graph.input(HEAD_BIAS, 'float32', [1]);
   const positions = graph.input(HEAD_POSITIONS, 'int64', ['batch', 'scored']);
-  const index = graph.expand(graph.unsqueeze(positions, [2]), [1, 1, hiddenSize]); // [batch, scored, hidden]
-  const selected = graph.gatherElements(decoder.hidden, index, 1); // [batch, scored, hidden]
+  const selected = hiddenAt(graph, model.config, decoder, positions); // [batch, scored, hidden]
   const scores = graph.add(graph.squeeze(graph.matmul(selected, graph.unsqueeze(weight, [1])), [2]), bias); // [batch, scored]
   graph.output(scores, 'scores');
   const gradientNames: string[] = [];
