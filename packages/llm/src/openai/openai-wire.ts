@@ -1,13 +1,21 @@
 import { z } from 'zod';
 
 /**
- * The body of a `POST /chat/completions` reply as documented in OpenAI's API reference
- * ("The chat completion object"); vLLM and DeepSeek return the same shape.
+ * What every OpenAI-style reply body carries besides its choices (chat and legacy completions,
+ * OpenAI's and vLLM's servers alike): ids, the model that answered and the token usage.
  */
-export const openAIChatResponseSchema = z.object({
+export const openAIEnvelopeSchema = z.object({
   id: z.string().optional(),
   object: z.string().optional(),
   model: z.string(),
+  usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int() }).optional(),
+});
+
+/**
+ * The body of a `POST /chat/completions` reply as documented in OpenAI's API reference
+ * ("The chat completion object"); vLLM and DeepSeek return the same shape.
+ */
+export const openAIChatResponseSchema = openAIEnvelopeSchema.extend({
   choices: z
     .array(
       z.object({
@@ -21,6 +29,5 @@ export const openAIChatResponseSchema = z.object({
       }),
     )
     .min(1),
-  usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int() }).optional(),
 });
 export type OpenAIChatResponse = z.infer<typeof openAIChatResponseSchema>;

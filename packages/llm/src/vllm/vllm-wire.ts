@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { openAIEnvelopeSchema } from '../openai/openai-wire';
 
 /**
  * The body of a `POST /v1/completions` reply of vLLM's OpenAI-compatible server (OpenAI's
@@ -7,10 +8,7 @@ import { z } from 'zod';
  * is the string `token_id:<id>`; with `return_token_ids` (vLLM >= 0.10.2) the choice also
  * carries `prompt_token_ids` and `token_ids`.
  */
-export const vllmCompletionResponseSchema = z.object({
-  id: z.string().optional(),
-  object: z.string().optional(),
-  model: z.string(),
+export const vllmCompletionResponseSchema = openAIEnvelopeSchema.extend({
   choices: z
     .array(
       z.object({
@@ -31,7 +29,6 @@ export const vllmCompletionResponseSchema = z.object({
       }),
     )
     .min(1),
-  usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int() }).optional(),
 });
 export type VllmCompletionResponse = z.infer<typeof vllmCompletionResponseSchema>;
 
