@@ -155,6 +155,7 @@ console.log(`float32 weights W: ${mib(weightBytes)} MiB; activations A (sum of f
 const plan = planMemory({
   device: 'cpu',
   availableBytes: 2 ** 40,
+  cpuArena: args.arena !== 'off',
   models: [
     {
       name: preset,

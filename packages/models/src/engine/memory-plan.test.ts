@@ -27,6 +27,21 @@ describe('planMemory', () => {
     expect(cuda.totalBytes).toBeGreaterThan(cpu.totalBytes);
   });
 
+  it("adds every session's activations on the CPU while each arena keeps its peak, the largest with the arena off", () => {
+    const plan = (cpuArena?: boolean) =>
+      planMemory({ device: 'cpu', availableBytes: 64 * gib, ...(cpuArena === undefined ? {} : { cpuArena }), models: [{ name: 'planner', config: small, sessions }] });
+    const activations = (result: ReturnType<typeof plan>) => result.rows.filter((row) => row.part.endsWith('(activations)')).map((row) => row.bytes);
+    const fixed = (result: ReturnType<typeof plan>) => result.rows.reduce((sum, row) => sum + (row.part.endsWith('(activations)') ? 0 : row.bytes), 0);
+    const arena = plan();
+    const inference = Math.max(...activations(arena).slice(0, 2)); // generation and log-probs share one session
+    expect(arena.totalBytes).toBeCloseTo(fixed(arena) + inference + activations(arena)[2]!, 0);
+    const heap = plan(false);
+    expect(heap.totalBytes).toBeCloseTo(fixed(heap) + Math.max(...activations(heap)), 0);
+    expect(heap.totalBytes).toBeLessThan(arena.totalBytes);
+    expect(formatMemoryPlan(heap).at(-1)).toMatch(/the largest session activations \(arena off\)/);
+    expect(formatMemoryPlan(arena).at(-1)).toMatch(/each arena keeps its peak/);
+  });
+
   it('recomputation shrinks the training activations, and a plan that does not fit says so', () => {
     const training = (config: typeof big, recompute: boolean) =>
       planMemory({

@@ -65,6 +65,12 @@ export interface MemoryPlanSettings {
   models: readonly PlannedModel[];
   /** Memory the device has: the machine's RAM on the CPU, the GPU's memory on CUDA. */
   availableBytes: number;
+  /**
+   * ONNX Runtime's CPU memory arena is on (createRuntime's `cpuMemoryArena`, default true): each
+   * session keeps the peak of its own runs, so the sessions' activations add up, as on CUDA. Off,
+   * the sessions free what they allocate and reuse one heap: the largest counts. CUDA always adds.
+   */
+  cpuArena?: boolean;
 }
 
 /** One line of the plan. */
@@ -80,6 +86,8 @@ export interface MemoryPlanRow {
 export interface MemoryPlan {
   device: 'cpu' | 'cuda';
   rows: MemoryPlanRow[];
+  /** The sessions' activations share one heap (the CPU with the arena off): the largest counts, not the sum. */
+  sharedHeap: boolean;
   totalBytes: number;
   availableBytes: number;
   fits: boolean;
@@ -208,8 +216,8 @@ function graphOf(session: PlannedSession): string {
  * Predicts the peak memory of a process holding `models` with their sessions on `device`. On the
  * CPU every session of a model reads one copy of its weights (GraphBuilder.weight); on CUDA each
  * ONNX Runtime session (one per graph: inference, training, scalar head) holds its own device
- * copy. Activations: on the CPU the sessions run one after another and reuse one heap, so the
- * largest count; on CUDA each session keeps its own peak in its arena, so those add up.
+ * copy. Activations: each ONNX Runtime session keeps its own peak in its arena, so those add up
+ * (on the CPU with the arena off they reuse one heap instead, and the largest counts).
  */
 export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
   if (!(settings.availableBytes > 0)) {
@@ -253,15 +261,19 @@ export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
   }
   const fixed = rows.reduce((sum, row) => sum + (row.part.endsWith('(activations)') ? 0 : row.bytes), 0);
   const peaks = [...activations.values()];
-  const activationTotal = settings.device === 'cpu' ? Math.max(0, ...peaks) : peaks.reduce((sum, bytes) => sum + bytes, 0);
+  const shared = settings.device === 'cpu' && settings.cpuArena === false;
+  const activationTotal = shared ? Math.max(0, ...peaks) : peaks.reduce((sum, bytes) => sum + bytes, 0);
   const totalBytes = fixed + activationTotal;
-  return { device: settings.device, rows, totalBytes, availableBytes: settings.availableBytes, fits: totalBytes <= settings.availableBytes };
+  return { device: settings.device, sharedHeap: shared, rows, totalBytes, availableBytes: settings.availableBytes, fits: totalBytes <= settings.availableBytes };
 }
 
 /** The plan as the lines `agentflow run --dry-run` prints. */
 export function formatMemoryPlan(plan: MemoryPlan): string[] {
   const lines = plan.rows.map((row) => `    ${row.model} ${row.part}: ${gib(row.bytes)} (${row.detail})`);
-  const rule = plan.device === 'cpu' ? 'weights once, the largest session activations' : 'every session its own weights and activations';
+  const rule =
+    plan.device === 'cuda'
+      ? 'every session its own weights and activations'
+      : `weights once, ${plan.sharedHeap ? 'the largest session activations (arena off)' : "every session's activations (each arena keeps its peak)"}`;
   lines.push(
     `    total: ${gib(plan.totalBytes)} of ${gib(plan.availableBytes)} on ${plan.device} (${rule}): ${
       plan.fits ? 'fits' : `DOES NOT FIT: ${gib(plan.totalBytes - plan.availableBytes)} over`
