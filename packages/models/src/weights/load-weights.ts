@@ -150,6 +150,9 @@ function planWeights(
   return { plan: { parameters, float32Bytes, files: files.map(({ file }) => file) }, sources };
 }
 
+/** Tensors read at once by loadModelWeights (libuv's thread pool has four threads by default). */
+const READS_IN_FLIGHT = 4;
+
 /** The first value of `data` that is NaN or infinite, named by tensor and index. */
 function checkFinite(dir: string, name: string, data: Float32Array): void {
   for (let index = 0; index < data.length; index++) {
@@ -191,12 +194,28 @@ export function checkModelWeights(dir: string, config: Qwen3Config, settings: Lo
 export function loadModelWeights(dir: string, config: Qwen3Config, settings: LoadWeightsSettings = {}): Promise<ModelWeights> {
   return withWeightFiles(dir, async (files) => {
     const { sources } = planWeights(dir, config, files, settings);
-    const weights: ModelWeights = new Map();
-    for (const [name, handle] of sources) {
-      const tensor = await handle.read(name, { as: 'float32' });
-      checkFinite(dir, name, tensor.data as Float32Array);
-      weights.set(name, { shape: tensor.shape, data: tensor.data as Float32Array });
-    }
-    return weights;
+    const entries = [...sources];
+    const loaded: ({ shape: number[]; data: Float32Array } | undefined)[] = entries.map(() => undefined);
+    // A few positioned reads in flight: the kernel fills (and faults in) one tensor's fresh pages
+    // on libuv's threads while this thread checks the one before, instead of one after the other.
+    // After a failure no new read starts, and the files stay open until the reads in flight end.
+    let next = 0;
+    let failure: unknown;
+    const worker = async () => {
+      while (next < entries.length && failure === undefined) {
+        const index = next++;
+        const [name, handle] = entries[index]!;
+        try {
+          const tensor = await handle.read(name, { as: 'float32' });
+          checkFinite(dir, name, tensor.data as Float32Array);
+          loaded[index] = { shape: tensor.shape, data: tensor.data as Float32Array };
+        } catch (error) {
+          failure ??= error;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(READS_IN_FLIGHT, entries.length) }, worker));
+    if (failure !== undefined) throw failure;
+    return new Map(entries.map(([name], index) => [name, loaded[index]!]));
   });
 }
