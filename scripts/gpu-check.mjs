@@ -19,10 +19,17 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const EXIT = { ok: 0, failed: 1, usage: 2, missing: 3 };
 /** H200 SXM dense peaks (no sparsity), TFLOP/s. */
 const PEAK = { bf16: 989, tf32: 494 };
-/** Micro-batches per shape: rows x (prompt + completion) tokens. The CPU dry run uses small ones. */
+/**
+ * Micro-batches per shape: rows x (prompt + completion) tokens, and whether the training graph
+ * recomputes layer activations (the 8B step needs it: about 390 GB of kept activations by the
+ * memory plan, 16 GB recomputed). The CPU dry run uses small ones.
+ */
 const PLANS = {
-  cuda: { 'qwen3-0.6b-shape': { batch: 8, prompt: 512, completion: 512 }, 'qwen3-8b-shape': { batch: 4, prompt: 512, completion: 512 } },
-  cpu: { default: { batch: 2, prompt: 24, completion: 8 } },
+  cuda: {
+    'qwen3-0.6b-shape': { batch: 8, prompt: 512, completion: 512, recompute: false },
+    'qwen3-8b-shape': { batch: 4, prompt: 512, completion: 512, recompute: true },
+  },
+  cpu: { default: { batch: 2, prompt: 24, completion: 8, recompute: false } },
 };
 
 const args = { out: undefined, shapes: 'qwen3-0.6b-shape,qwen3-8b-shape', 'budget-s': '450', device: 'cuda', steps: '3' };
@@ -108,6 +115,15 @@ async function runWorker(task, extra = []) {
   return result;
 }
 
+const models = await import(join(root, 'packages/models/dist/index.js'));
+/** What @agentflow/models' memory plan predicts for the step's one training session on this device, to set beside the measured peak. */
+function plannedStepMiB(shape, plan) {
+  const config = models.getModelPreset(shape);
+  const tokens = plan.batch * (plan.prompt + plan.completion);
+  const session = { kind: 'training', name: 'step', rows: plan.batch, tokens, completionTokens: plan.batch * plan.completion, recompute: plan.recompute };
+  const planned = models.planMemory({ device: args.device, availableBytes: 2 ** 50, models: [{ name: shape, config, loraRank: 8, trained: true, sessions: [session] }] });
+  return planned.totalBytes / 2 ** 20;
+}
 const fmt = (value, digits = 1) => (value === undefined || Number.isNaN(value) ? '-' : value.toFixed(digits));
 console.log(`\n# gpu:check on ${args.device} (${new Date().toISOString()})\n`);
 const correctness = await runWorker('correctness');
@@ -124,22 +140,22 @@ if (correctness.peakMatmul) {
 report.steps = [];
 for (const shape of args.shapes.split(',').filter(Boolean)) {
   const plan = PLANS[args.device][shape] ?? PLANS[args.device].default ?? PLANS.cuda['qwen3-0.6b-shape'];
-  const extra = ['--shape', shape, '--batch', String(plan.batch), '--prompt', String(plan.prompt), '--completion', String(plan.completion), '--steps', args.steps];
-  report.steps.push({ ...(await runWorker('step', extra)), plan });
+  const extra = ['--shape', shape, '--batch', String(plan.batch), '--prompt', String(plan.prompt), '--completion', String(plan.completion), '--steps', args.steps, '--recompute', plan.recompute ? 'on' : 'off'];
+  report.steps.push({ ...(await runWorker('step', extra)), plan, plannedMiB: plannedStepMiB(shape, plan) });
 }
 console.log(
   '\nLoRA r=8 DAPO-style step (clipped surrogate, forward + backward to the LoRA inputs), median of the timed steps.',
   `\nMFU = 4 x N x tokens / step time / peak, N = MatMul parameters (linear layers + LM head; LoRA and attention-score FLOPs not counted): forward 2N, backward to the activations 2N, no base weight gradients. Peaks: bf16 ${PEAK.bf16}, tf32 ${PEAK.tf32} TFLOP/s (H200 dense).\n`,
 );
-console.log('| shape | params | tokens (B x (P+C)) | session + first step s | step s | tokens/s | TFLOP/s | MFU bf16 | MFU tf32 | peak GPU MiB | peak RSS MiB | result |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('| shape | params | tokens (B x (P+C)) | session + first step s | step s | tokens/s | TFLOP/s | MFU bf16 | MFU tf32 | peak GPU MiB | peak RSS MiB | plan MiB | result |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const step of report.steps) {
   const tflops = step.stepS ? step.flopsPerStep / step.stepS / 1e12 : undefined;
   Object.assign(step, { tflops, mfuBf16: tflops && tflops / PEAK.bf16, mfuTf32: tflops && tflops / PEAK.tf32 });
   const gpu = step.gpuMemoryPeakMiB === undefined ? '-' : `${step.gpuMemoryPeakMiB} (idle ${step.gpuMemoryBaselineMiB})`;
   const cuda = args.device === 'cuda';
   console.log(
-    `| ${step.shape} | ${step.parameters >= 1e9 ? `${fmt(step.parameters / 1e9, 2)}B` : `${fmt(step.parameters / 1e6, 1)}M`} | ${step.plan.batch} x (${step.plan.prompt}+${step.plan.completion}) | ${fmt(step.firstStepS)} | ${fmt(step.stepS, 3)} | ${fmt(step.tokensPerS, 0)} | ${fmt(tflops, 1)} | ${cuda ? `${fmt(step.mfuBf16 * 100)}%` : '-'} | ${cuda ? `${fmt(step.mfuTf32 * 100)}%` : '-'} | ${gpu} | ${fmt(step.peakRssMiB, 0)} | ${step.error ?? `ok on ${step.resolvedDevice}`} |`,
+    `| ${step.shape} | ${step.parameters >= 1e9 ? `${fmt(step.parameters / 1e9, 2)}B` : `${fmt(step.parameters / 1e6, 1)}M`} | ${step.plan.batch} x (${step.plan.prompt}+${step.plan.completion})${step.plan.recompute ? ', recomputed' : ''} | ${fmt(step.firstStepS)} | ${fmt(step.stepS, 3)} | ${fmt(step.tokensPerS, 0)} | ${fmt(tflops, 1)} | ${cuda ? `${fmt(step.mfuBf16 * 100)}%` : '-'} | ${cuda ? `${fmt(step.mfuTf32 * 100)}%` : '-'} | ${gpu} | ${fmt(step.peakRssMiB, 0)} | ${fmt(step.plannedMiB, 0)} | ${step.error ?? `ok on ${step.resolvedDevice}`} |`,
   );
 }
 rmSync(scratch, { recursive: true, force: true });

@@ -3,7 +3,7 @@
 // every stage. Uses only the public APIs of @agentflow/tensor, @agentflow/models and
 // @agentflow/dapo/graph (their built dist/).
 //   node scripts/gpu/check-worker.mjs --task correctness --result FILE [--device cuda]
-//   node scripts/gpu/check-worker.mjs --task step --shape qwen3-0.6b-shape --batch 8 --prompt 512 --completion 512 --result FILE
+//   node scripts/gpu/check-worker.mjs --task step --shape qwen3-0.6b-shape --batch 8 --prompt 512 --completion 512 [--recompute on] --result FILE
 import { writeFileSync } from 'node:fs';
 import { clippedSurrogateObjective } from '../../packages/dapo/dist/graph.js';
 import {
@@ -116,7 +116,7 @@ async function step() {
   log(`${(parameters / 1e9).toFixed(2)}B parameters filled in ${result.weightsS.toFixed(1)} s`);
   const adapter = createLoraAdapter(config, { rank: 8, alpha: 16 }, 2);
   const runtime = createRuntime({ device, logger: { warn: (line) => log(line) } });
-  const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives });
+  const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives, recompute: args.recompute === 'on' });
   const micro = dapoBatch(config, batch, prompt, completion);
   t0 = performance.now();
   const first = await trainer.run(micro, adapter);
