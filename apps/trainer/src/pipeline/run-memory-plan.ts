@@ -63,9 +63,9 @@ export function runMemoryModels(config: RunConfig): PlannedModel[] {
   // ('text': estimated at the step's tokens plus 512 for the question).
   const prmSequence = config.prm.input === 'chat' ? sequence : config.policy.maxNewTokens + 512;
   const prmSessions: PlannedSession[] = [{ kind: 'scalar-head', name: 'step scoring', rows: config.prm.scoringBatchSize, sequence: prmSequence, training: false }];
-  // The PRM's LoRA training graph (@agentflow/prm) keeps its activations (no recomputation yet).
+  // The PRM's LoRA training graph (@agentflow/prm) recomputes its layers with the planner's setting.
   if (config.prm.lora) {
-    prmSessions.push({ kind: 'scalar-head', name: 'training', rows: PRM_TRAINING_ROWS, sequence: prmSequence, training: true, recompute: false });
+    prmSessions.push({ kind: 'scalar-head', name: 'training', rows: PRM_TRAINING_ROWS, sequence: prmSequence, training: true, recompute: config.policy.recompute });
   }
   return [
     { name: 'planner', config: planner, loraRank: lora.rank, trained: true, sessions },

@@ -61,6 +61,7 @@ export const trainPrmStage: Stage<PipelineContext> = {
       loss: config.prm.loss,
       learningRate: config.prm.learningRate,
       loraLearningRate: config.prm.loraLearningRate,
+      recompute: config.policy.recompute,
       seed: config.seed,
       onEpoch: (epoch) => {
         run.appendMetrics([{ stage: 'train-prm', step: epoch.epoch, trainLoss: epoch.trainLoss, validationLoss: epoch.validationLoss }]);

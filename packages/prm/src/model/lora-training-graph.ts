@@ -24,7 +24,8 @@ export function loraTrainableNames(layout: LoraLayout): string[] {
  * Backbone with LoRA, last-token selection, the sigmoid head and the loss in one graph
  * (with `extraFeatures`, a `confidence` input [batch, extraFeatures] the head also reads),
  * with the gradients of the loss with respect to every LoRA matrix and the head
- * (outputs `grad.<input name>`). The base weights are frozen initializers.
+ * (outputs `grad.<input name>`). The base weights are frozen initializers. With `recompute`,
+ * the backward pass recomputes each layer's activations from the layer boundaries.
  */
 export function buildLoraTrainingGraph(
   config: Qwen3Config,
@@ -32,6 +33,7 @@ export function buildLoraTrainingGraph(
   layout: LoraLayout,
   loss: PrmLoss,
   extraFeatures = 0,
+  recompute = false,
 ): GraphBuilder {
   const graph = createGraphBuilder({ name: `prm-lora-train-${loss}` });
   const lora = declareLoraInputs(graph, layout);
@@ -68,7 +70,7 @@ export function buildLoraTrainingGraph(
     trainable.push(tensors.a, tensors.b);
   }
   trainable.push(weight, bias);
-  graph.gradients(mean, trainable).forEach((gradient, index) => {
+  graph.gradients(mean, trainable, recompute ? { recompute: decoder.boundaries } : {}).forEach((gradient, index) => {
     graph.output(gradient, `grad.${trainable[index]!.name}`);
   });
   return graph;

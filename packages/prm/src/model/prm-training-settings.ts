@@ -33,6 +33,12 @@ export const prmTrainingSettingsSchema = z
       .default(10)
       .describe('Stop after this many epochs without a better validation loss; the best parameters are kept.'),
     seed: z.number().int().default(0).describe('Seed of the split and of the batch order.'),
+    recompute: z
+      .boolean()
+      .default(false)
+      .describe(
+        "With LoRA on the backbone: recompute each layer's activations in the backward pass instead of keeping them (the same gradients for about one more forward pass; the training step keeps the residual stream at each layer instead of every layer's activations).",
+      ),
   })
   .strict();
 export type PrmTrainingSettings = z.input<typeof prmTrainingSettingsSchema>;

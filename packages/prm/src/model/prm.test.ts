@@ -1,10 +1,12 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRandomModel, getModelPreset, loraLayoutOf } from '@agentflow/models';
 import { describe, expect, it } from 'vitest';
 import { syntheticExamples } from '../__fixtures__/synthetic-examples';
 import { constantPredictorMse, meanSquaredError } from '../metrics/regression';
 import { loadPrm, savePrm } from './checkpoint';
+import { buildLoraTrainingGraph } from './lora-training-graph';
 import { createPrm } from './prm';
 import { createPrmScorer } from './prm-scorer';
 
@@ -60,6 +62,27 @@ describe('PRM checkpoints and the StepScorer', () => {
 });
 
 describe('createPrm with LoRA on the backbone', () => {
+  it('trains the same with the backbone layers recomputed in the backward pass', async () => {
+    const losses = async (recompute: boolean) => {
+      const prm = await createPrm({ device: 'cpu', intraOpThreads: 1, maxTokens: 128, lora: { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj', 'down_proj'] } });
+      const report = await prm.train(syntheticExamples(12, 6), { epochs: 2, patience: 2, batchSize: 6, loraLearningRate: 1e-2, recompute });
+      await prm.release();
+      return report.epochs.flatMap((epoch) => [epoch.trainLoss, epoch.validationLoss]);
+    };
+    const [kept, recomputed] = [await losses(false), await losses(true)];
+    expect(recomputed).toHaveLength(4);
+    recomputed.forEach((loss, index) => {
+      expect(loss).toBeCloseTo(kept[index]!, 5);
+    });
+    expect(kept[2]).not.toBe(kept[0]); // the second epoch trained on what the first changed
+    // And the recomputed graph does recompute: every layer's forward nodes appear a second time.
+    const config = getModelPreset('tiny');
+    const model = createRandomModel(config, 1);
+    const layout = loraLayoutOf(config, { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] });
+    const nodes = (recompute: boolean) => buildLoraTrainingGraph(config, model.weights, layout, 'mse', 0, recompute).summary().nodes;
+    expect(nodes(true)).toBeGreaterThan(nodes(false) + 20 * config.numHiddenLayers);
+  });
+
   it('trains adapters and head together, lowering the loss, and the adapter survives a checkpoint', async () => {
     const prm = await createPrm({
       device: 'cpu',

@@ -176,7 +176,7 @@ export async function assemblePrm(
       if (adapter && layout) {
         loraSession = await createGraphSession(
           runtime,
-          buildLoraTrainingGraph(model.config, model.weights, layout, training.loss, extraFeatures),
+          buildLoraTrainingGraph(model.config, model.weights, layout, training.loss, extraFeatures, training.recompute),
           'prm-lora-train',
         );
         trainer = createLoraTrainer({
