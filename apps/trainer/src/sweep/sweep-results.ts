@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readJsonl } from '@agentflow/core';
-import type { RunConfig } from '../config/schema';
+import { loadConfig } from '../config/load-config';
+import { type RunConfig, runConfigSchema } from '../config/schema';
 import type { MetricsRow, RunSummary } from '../report/run-summary';
 import { runSummarySchema } from '../report/run-summary';
 
@@ -36,10 +37,16 @@ const fraction = (correct: readonly boolean[]) => (correct.length === 0 ? Number
  * end (its planner no longer changes). Rollouts are the generated groups times the group size.
  */
 export function readSweepRun(dir: string, arm: string, seed: number): SweepRunResult {
-  const config = existsSync(join(dir, 'config.json')) ? (JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as RunConfig) : undefined;
-  const totalSteps = config?.train.totalSteps ?? 0;
-  const base: SweepRunResult = { arm, seed, dir, steps: 0, totalSteps, curve: [] };
-  if (!config) return { ...base, failure: 'not started' };
+  const configPath = join(dir, 'config.json');
+  if (!existsSync(configPath)) return { arm, seed, dir, steps: 0, totalSteps: 0, curve: [], failure: 'not started' };
+  let config: RunConfig;
+  try {
+    // Checked like any config: a damaged config.json fails this run's row, not the whole table.
+    config = loadConfig(configPath, runConfigSchema);
+  } catch (error) {
+    return { arm, seed, dir, steps: 0, totalSteps: 0, curve: [], failure: error instanceof Error ? error.message : String(error) };
+  }
+  const base: SweepRunResult = { arm, seed, dir, steps: 0, totalSteps: config.train.totalSteps, curve: [] };
   const stages = existsSync(join(dir, 'state.json'))
     ? (JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { stages: Record<string, StageRecord> }).stages
     : {};
