@@ -19,6 +19,8 @@ export { truncateMiddle } from './registry/truncate';
 export { createPythonTool, pythonInputSchema, type PythonInput, type PythonTool } from './python/python-tool';
 /** Settings of the python tool (zod schema with documented defaults). */
 export { pythonToolSettingsSchema, type PythonToolSettings } from './python/python-settings';
+/** What killed processes left (scratch mounts, control groups); the Python tool runs these when it starts. */
+export { processAlive, reapStaleCgroups, reapStaleScratchFolders, type ReapReport } from './python/stale-sandboxes';
 /** BM25 search over a local corpus (JSONL file or array), offline. */
 export {
   corpusDocumentSchema,

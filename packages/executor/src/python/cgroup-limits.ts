@@ -37,6 +37,8 @@ export interface SandboxCgroup {
 
 export interface CgroupProvider {
   readonly report: CgroupReport;
+  /** The folders the sandbox groups are created in, one per hierarchy used (for reapStaleCgroups). */
+  readonly parents: readonly string[];
   /** Creates the group `name` with these limits, or undefined when no hierarchy is usable. */
   create(name: string, limits: CgroupLimits): SandboxCgroup | undefined;
 }
@@ -133,6 +135,7 @@ export function detectCgroups(
   const used = uniqueHierarchies([v2, memory, pids, cpu, freezer]);
   return {
     report,
+    parents: used.map((hierarchy) => hierarchy.parent),
     create(name, limits) {
       if (used.length === 0) return undefined;
       const folders = new Map<Hierarchy, string>();

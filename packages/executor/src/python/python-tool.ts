@@ -12,6 +12,7 @@ import { type ScratchFolder, createScratchFolder } from './scratch-folder';
 import { buildSeccompFilter, deniedSyscalls } from './seccomp-filter';
 import { processesOfUid } from './session-teardown';
 import { type UidAllocator, createUidAllocator } from './uid-allocator';
+import { reapStaleCgroups, reapStaleScratchFolders } from './stale-sandboxes';
 
 export const pythonInputSchema = z.object({
   code: z.string().describe('Python 3 source to run. The value of a final bare expression is printed.'),
@@ -66,6 +67,11 @@ export function createPythonTool(settings: PythonToolSettings = {}): PythonTool 
   const getEnvironment = () => {
     environment ??= resolvePythonEnvironment(resolved.python, resolved.bwrapPath).then((found) => {
       if (found.kind === 'ready' && resolved.cgroups === 'auto') cgroups = detectCgroups();
+      // What killed processes left (their scratch mounts and control groups) goes before we add ours.
+      if (found.kind === 'ready') {
+        reapStaleScratchFolders(resolved.scratchRoot);
+        if (cgroups) reapStaleCgroups(cgroups.parents);
+      }
       return found;
     });
     return environment;

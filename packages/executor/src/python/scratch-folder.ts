@@ -32,7 +32,8 @@ export interface ScratchSettings {
 
 export function createScratchFolder(settings: ScratchSettings): ScratchFolder {
   mkdirSync(settings.root, { recursive: true, mode: 0o755 });
-  const path = mkdtempSync(join(settings.root, `${settings.name}-`));
+  // The owner's pid in the name lets a later process remove what a killed one left (reapStaleScratchFolders).
+  const path = mkdtempSync(join(settings.root, `${settings.name}${SCRATCH_OWNER_MARK}${process.pid}-`));
   let mounted = false;
   let why = 'not root';
   if (settings.mount) {
@@ -63,23 +64,32 @@ export function createScratchFolder(settings: ScratchSettings): ScratchFolder {
       );
     },
     remove() {
-      if (mounted) {
-        try {
-          execFileSync('umount', [path], { stdio: ['ignore', 'ignore', 'pipe'] });
-        } catch {
-          try {
-            execFileSync('umount', ['-l', path], { stdio: ['ignore', 'ignore', 'pipe'] });
-          } catch (error) {
-            return `${path}: umount failed (${String((error as { stderr?: Buffer }).stderr ?? '').trim()})`;
-          }
-        }
-        mounted = false;
-      }
-      const errors = removeTree(path);
-      if (existsSync(path)) return `${path} is still there${errors.length > 0 ? `: ${errors.slice(0, 3).join('; ')}` : ''}`;
-      return undefined;
+      const left = unmountAndRemove(path, mounted);
+      if (!left?.includes('umount failed')) mounted = false;
+      return left;
     },
   };
+}
+
+/** What separates a scratch folder's task name from its owner's pid: `<task>-p<pid>-XXXXXX`. */
+export const SCRATCH_OWNER_MARK = '-p';
+
+/** Unmounts `path` when it is a mount (lazily if it is busy), then removes it; returns what is left and why. */
+export function unmountAndRemove(path: string, mounted: boolean): string | undefined {
+  if (mounted) {
+    try {
+      execFileSync('umount', [path], { stdio: ['ignore', 'ignore', 'pipe'] });
+    } catch {
+      try {
+        execFileSync('umount', ['-l', path], { stdio: ['ignore', 'ignore', 'pipe'] });
+      } catch (error) {
+        return `${path}: umount failed (${String((error as { stderr?: Buffer }).stderr ?? '').trim()})`;
+      }
+    }
+  }
+  const errors = removeTree(path);
+  if (existsSync(path)) return `${path} is still there${errors.length > 0 ? `: ${errors.slice(0, 3).join('; ')}` : ''}`;
+  return undefined;
 }
 
 /** Files (every non-folder entry and folder counts as one) and bytes under `root`, iteratively, up to `maxEntries`. */
