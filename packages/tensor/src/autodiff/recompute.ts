@@ -74,8 +74,12 @@ export function planRecompute(state: GraphState, g: GraphBuilder, nodes: readonl
       .map((name) => upstream(name))
       .filter((gradient): gradient is SymbolicTensor => gradient !== undefined)
       .map((gradient) => g.reduceSum(gradient, [...gradient.shape.keys()], false));
-    // input + 0 * sum(gradients): the same values, available only once the gradients are.
-    const delayed = ready.length === 0 ? input : g.add(input, g.mul(ready.reduce((sum, x) => g.add(sum, x)), 0));
+    // input + 0 * (sum(gradients) > 0): the same values, available only once the gradients are.
+    // The comparison makes the term exactly 0 even when a gradient is infinite or NaN.
+    const delayed =
+      ready.length === 0
+        ? input
+        : g.add(input, g.mul(g.cast(g.greater(ready.reduce((sum, x) => g.add(sum, x)), 0), input.dtype), 0));
     map.set(input.name, delayed);
     for (let index = starts[k]! + 1; index <= starts[k + 1]!; index++) {
       const node = nodes[index]!;
