@@ -78,7 +78,7 @@ describe('createPrm with LoRA on the backbone', () => {
     // And the recomputed graph does recompute: every layer's forward nodes appear a second time.
     const config = getModelPreset('tiny');
     const model = createRandomModel(config, 1);
-    const layout = loraLayoutOf(config, { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] });
+    const layout = loraLayoutOf(config, { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'], useRslora: false });
     const nodes = (recompute: boolean) => buildLoraTrainingGraph(config, model.weights, layout, 'mse', 0, recompute).summary().nodes;
     expect(nodes(true)).toBeGreaterThan(nodes(false) + 20 * config.numHiddenLayers);
   });
