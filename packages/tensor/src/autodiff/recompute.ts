@@ -24,9 +24,14 @@ export interface RecomputePlan {
 }
 
 export function planRecompute(state: GraphState, g: GraphBuilder, nodes: readonly GraphNode[], boundaries: readonly SymbolicTensor[]): RecomputePlan {
+  const positions = new Map(nodes.map((node, index) => [node, index]));
+  /** The forward position of the node computing `name`, or -1 (a graph input, a weight, a later node). */
+  const producedAt = (name: string) => {
+    const producer = state.producers.get(name);
+    return producer === undefined ? -1 : (positions.get(producer) ?? -1);
+  };
   const starts = boundaries.map((boundary) => {
-    const producer = state.producers.get(boundary.name);
-    const index = producer === undefined ? -1 : nodes.indexOf(producer);
+    const index = producedAt(boundary.name);
     if (index < 0) {
       throw new AgentFlowError({
         code: 'INVALID_ARGUMENT',
@@ -64,9 +69,7 @@ export function planRecompute(state: GraphState, g: GraphBuilder, nodes: readonl
     if (next >= 0) {
       for (let index = starts[next]! + 1; index <= starts[next + 1]!; index++) {
         for (const x of nodes[index]!.inputs) {
-          if (x === undefined || x.name === boundaries[next]!.name) continue;
-          const producer = state.producers.get(x.name);
-          if (producer === undefined || segmentOf(nodes.indexOf(producer)) < 0) names.add(x.name);
+          if (x !== undefined && x.name !== boundaries[next]!.name && segmentOf(producedAt(x.name)) < 0) names.add(x.name);
         }
       }
     }
