@@ -38,15 +38,16 @@ const fraction = (correct: readonly boolean[]) => (correct.length === 0 ? Number
  */
 export function readSweepRun(dir: string, arm: string, seed: number): SweepRunResult {
   const configPath = join(dir, 'config.json');
-  if (!existsSync(configPath)) return { arm, seed, dir, steps: 0, totalSteps: 0, curve: [], failure: 'not started' };
+  const empty: SweepRunResult = { arm, seed, dir, steps: 0, totalSteps: 0, curve: [] };
+  if (!existsSync(configPath)) return { ...empty, failure: 'not started' };
   let config: RunConfig;
   try {
     // Checked like any config: a damaged config.json fails this run's row, not the whole table.
     config = loadConfig(configPath, runConfigSchema);
   } catch (error) {
-    return { arm, seed, dir, steps: 0, totalSteps: 0, curve: [], failure: error instanceof Error ? error.message : String(error) };
+    return { ...empty, failure: error instanceof Error ? error.message : String(error) };
   }
-  const base: SweepRunResult = { arm, seed, dir, steps: 0, totalSteps: config.train.totalSteps, curve: [] };
+  const base: SweepRunResult = { ...empty, totalSteps: config.train.totalSteps };
   const stages = existsSync(join(dir, 'state.json'))
     ? (JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { stages: Record<string, StageRecord> }).stages
     : {};

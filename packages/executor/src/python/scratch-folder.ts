@@ -64,9 +64,12 @@ export function createScratchFolder(settings: ScratchSettings): ScratchFolder {
       );
     },
     remove() {
-      const left = unmountAndRemove(path, mounted);
-      if (!left?.includes('umount failed')) mounted = false;
-      return left;
+      if (mounted) {
+        const failed = unmountScratch(path);
+        if (failed !== undefined) return failed;
+        mounted = false;
+      }
+      return removeScratch(path);
     },
   };
 }
@@ -74,19 +77,22 @@ export function createScratchFolder(settings: ScratchSettings): ScratchFolder {
 /** What separates a scratch folder's task name from its owner's pid: `<task>-p<pid>-XXXXXX`. */
 export const SCRATCH_OWNER_MARK = '-p';
 
-/** Unmounts `path` when it is a mount (lazily if it is busy), then removes it; returns what is left and why. */
-export function unmountAndRemove(path: string, mounted: boolean): string | undefined {
-  if (mounted) {
+/** Unmounts the tmpfs at `path` (lazily if it is busy); returns why it could not, or undefined. */
+export function unmountScratch(path: string): string | undefined {
+  try {
+    execFileSync('umount', [path], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch {
     try {
-      execFileSync('umount', [path], { stdio: ['ignore', 'ignore', 'pipe'] });
-    } catch {
-      try {
-        execFileSync('umount', ['-l', path], { stdio: ['ignore', 'ignore', 'pipe'] });
-      } catch (error) {
-        return `${path}: umount failed (${String((error as { stderr?: Buffer }).stderr ?? '').trim()})`;
-      }
+      execFileSync('umount', ['-l', path], { stdio: ['ignore', 'ignore', 'pipe'] });
+    } catch (error) {
+      return `${path}: umount failed (${String((error as { stderr?: Buffer }).stderr ?? '').trim()})`;
     }
   }
+  return undefined;
+}
+
+/** Removes the (unmounted) folder `path`; returns what is left and why, or undefined. */
+export function removeScratch(path: string): string | undefined {
   const errors = removeTree(path);
   if (existsSync(path)) return `${path} is still there${errors.length > 0 ? `: ${errors.slice(0, 3).join('; ')}` : ''}`;
   return undefined;

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { SCRATCH_OWNER_MARK, unmountAndRemove } from './scratch-folder';
+import { removeScratch, SCRATCH_OWNER_MARK, unmountScratch } from './scratch-folder';
 
 /**
  * What a killed process leaves behind: scratch folders (tmpfs mounts as root) and control
@@ -33,7 +33,12 @@ function mountPoints(): Set<string> {
     return new Set();
   }
   const decode = (field: string) => field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
-  return new Set(text.split('\n').flatMap((line) => (line.split(' ')[4] ? [decode(line.split(' ')[4]!)] : [])));
+  return new Set(
+    text.split('\n').flatMap((line) => {
+      const point = line.split(' ')[4];
+      return point ? [decode(point)] : [];
+    }),
+  );
 }
 
 const entries = (folder: string): string[] => {
@@ -53,7 +58,7 @@ export function reapStaleScratchFolders(root: string, isAlive: (pid: number) => 
     const pid = Number(owner.exec(name)?.[1]);
     if (!(pid > 0) || pid === process.pid || isAlive(pid)) continue;
     const path = resolve(root, name);
-    const left = unmountAndRemove(path, mounts.has(path));
+    const left = (mounts.has(path) ? unmountScratch(path) : undefined) ?? removeScratch(path);
     if (left === undefined) report.removed.push(path);
     else report.left.push(left);
   }
