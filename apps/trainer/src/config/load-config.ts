@@ -73,9 +73,11 @@ export function validateConfig<Schema extends z.ZodType>(raw: unknown, schema: S
 
 /**
  * Reads a YAML or JSON config file (or starts from `{}`, the embedded default, when `path` is
- * undefined), applies the `--set` overrides, and validates the result. An error line names the
- * `--set` that put the offending value there, else the file (`FILE + --set` when overrides
- * were given, since they may be what made the file's value wrong).
+ * undefined), applies the `--set` overrides over it (a block the config leaves out is set at the
+ * built-in default's kind: `--set label.samples=2` sets the default's Monte-Carlo labelling), and
+ * validates the result. An error line names the `--set` that put the offending value there,
+ * else the file (`FILE + --set` when overrides were given, since they may be what made the
+ * file's value wrong).
  */
 export function loadConfig<Schema extends z.ZodType>(
   path: string | undefined,
@@ -86,7 +88,10 @@ export function loadConfig<Schema extends z.ZodType>(
   const overrides = settings.overrides ?? [];
   const base = path ?? 'default config';
   if (overrides.length === 0) return validateConfig(raw, schema, base);
-  return validateConfig(applyOverrides(raw, overrides), schema, overrideOrigin(`${base} + --set`, overrides));
+  // The built-in default tells which kind a block the config leaves out has (see applyOverrides).
+  const defaults = schema.safeParse({});
+  const merged = applyOverrides(raw, overrides, defaults.success ? { defaults: defaults.data } : {});
+  return validateConfig(merged, schema, overrideOrigin(`${base} + --set`, overrides));
 }
 
 /** Names the last `--set` whose key path leads to, or lies inside, the offending key path. */

@@ -89,6 +89,37 @@ describe('applyOverrides', () => {
   });
 });
 
+describe('applyOverrides over the default', () => {
+  const defaults = { task: { kind: 'world', trainTasks: 800, planner: { layers: 2 } }, label: { kind: 'monte-carlo', samples: 4 }, policy: { model: { preset: 'tiny' } } };
+
+  it("starts a block the config leaves out at the default's kind", () => {
+    expect(applyOverrides({}, ['task.trainTasks=100', 'label.samples=2'], { defaults })).toEqual({
+      task: { kind: 'world', trainTasks: 100 },
+      label: { kind: 'monte-carlo', samples: 2 },
+    });
+    expect(applyOverrides({}, ['task.planner.layers=3'], { defaults })).toEqual({ task: { kind: 'world', planner: { layers: 3 } } });
+  });
+
+  it('leaves a block without a kind, and a block the config has, as they are', () => {
+    expect(applyOverrides({}, ['policy.model.path=models/x'], { defaults })).toEqual({ policy: { model: { path: 'models/x' } } });
+    const file = { task: { kind: 'datasets', train: { path: 'a.jsonl' } } };
+    expect(applyOverrides(file, ['task.train.limit=5', 'task.planner.layers=3'], { defaults })).toEqual({
+      task: { kind: 'datasets', train: { path: 'a.jsonl', limit: 5 }, planner: { layers: 3 } },
+    });
+  });
+
+  it("restarts a block whose kind a --set changes, keeping that command line's earlier keys inside it", () => {
+    const file = { label: { kind: 'monte-carlo', samples: 4, maxTrajectories: 10 } };
+    expect(applyOverrides(file, ['label.kind=judge'], { defaults })).toEqual({ label: { kind: 'judge' } });
+    expect(applyOverrides(file, ['label.endpoint.model=m', 'label.kind=judge', 'label.concurrency=2'], { defaults })).toEqual({
+      label: { kind: 'judge', endpoint: { model: 'm' }, concurrency: 2 },
+    });
+    // The same kind again keeps the block.
+    expect(applyOverrides(file, ['label.kind=monte-carlo'], { defaults })).toEqual(file);
+    expect(applyOverrides({}, ['task.kind=datasets', 'task.train.path=a.jsonl'], { defaults })).toEqual({ task: { kind: 'datasets', train: { path: 'a.jsonl' } } });
+  });
+});
+
 describe('collectOverrides', () => {
   it('collects repeated --set values in order, as commander calls it', () => {
     expect(collectOverrides('b=2', collectOverrides('a=1', undefined))).toEqual(['a=1', 'b=2']);

@@ -52,39 +52,87 @@ export function parseOverride(text: string): ConfigOverride {
   return { path: path.map((segment) => segment.trim()), value };
 }
 
+/** What {@link applyOverrides} lays the overrides over, beside the raw config. */
+export interface ApplyOverridesSettings {
+  /**
+   * The resolved built-in default (the schema's output for `{}`). A `--set` whose path enters a
+   * block the raw config lacks, where the default has a block with a `kind` (a discriminated
+   * union: `task`, `label`, `train.credit`...), starts that block at the default's kind, so
+   * `--set task.trainTasks=100` sets a key of the default's world task instead of a task of no
+   * kind. Without it, missing blocks start empty.
+   */
+  defaults?: unknown;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /**
  * Applies `--set` overrides, in order (a later one wins), to a raw config: the file's
- * contents before validation. Missing or `null` objects along the path are created; a path
- * through any other non-object (`seed.x` where seed is a number) is an INVALID_ARGUMENT naming
- * the key. An object value replaces what was there rather than merging into it. Pure: the input
- * is never mutated; only the objects along each path are copied.
+ * contents before validation. Missing or `null` objects along the path are created (a block of
+ * the default with a `kind` is created at that kind: see {@link ApplyOverridesSettings}); a
+ * path through any other non-object (`seed.x` where seed is a number) is an INVALID_ARGUMENT
+ * naming the key. An object value replaces what was there rather than merging into it.
+ *
+ * Setting a block's `kind` to another kind starts the block anew as `{ kind }`, so the new
+ * kind's defaults apply instead of the old kind's keys; earlier overrides inside that block
+ * are laid over it again, so the order of `--set label.endpoint.model=x --set label.kind=judge`
+ * does not matter. Pure: the input is never mutated; only the objects along each path are copied.
  */
-export function applyOverrides(raw: unknown, overrides: readonly string[]): unknown {
+export function applyOverrides(raw: unknown, overrides: readonly string[], settings: ApplyOverridesSettings = {}): unknown {
   let config: unknown = raw ?? {};
+  const applied: { path: string[]; value: unknown; text: string }[] = [];
   for (const text of overrides) {
     const { path, value } = parseOverride(text);
-    config = setAt(config, path, value, text);
+    const walk = { value, text, defaults: settings.defaults };
+    config = setAt(config, path, walk);
+    if (path[path.length - 1] === 'kind' && walk.kindChanged) {
+      // The block restarted at its new kind: what earlier overrides put inside it goes back in.
+      const block = path.slice(0, -1);
+      for (const earlier of applied) {
+        const inside = earlier.path.length > path.length && block.every((segment, index) => earlier.path[index] === segment);
+        if (inside && earlier.path[block.length] !== 'kind') config = setAt(config, earlier.path, { value: earlier.value, text: earlier.text, defaults: undefined });
+      }
+    }
+    applied.push({ path, value, text });
   }
   return config;
 }
 
-function setAt(node: unknown, path: readonly string[], value: unknown, text: string, depth = 0): unknown {
-  if (depth === path.length) return value;
+interface OverrideWalk {
+  value: unknown;
+  text: string;
+  /** The default's node at the walk's depth; undefined once the raw config leaves the default's kinds. */
+  defaults: unknown;
+  /** Set when the override changed the kind of an existing block. */
+  kindChanged?: boolean;
+}
+
+function setAt(node: unknown, path: readonly string[], walk: OverrideWalk, depth = 0): unknown {
+  if (depth === path.length) return walk.value;
   const segment = path[depth]!;
   if (Array.isArray(node)) {
     const index = /^\d+$/.test(segment) ? Number(segment) : -1;
     if (index < 0 || index >= node.length) {
-      throw cannotSet(node, path, depth, text, `a list of ${node.length}; index it with 0 to ${node.length - 1}, or set the whole list`);
+      throw cannotSet(node, path, depth, walk.text, `a list of ${node.length}; index it with 0 to ${node.length - 1}, or set the whole list`);
     }
     const copy = [...node];
-    copy[index] = setAt(node[index], path, value, text, depth + 1);
+    copy[index] = setAt(node[index], path, { ...walk, defaults: undefined }, depth + 1);
     return copy;
   }
-  const record = node ?? {};
-  if (typeof record !== 'object') throw cannotSet(node, path, depth, text, 'not an object');
+  const defaults = walk.defaults;
+  let record = node ?? (isPlainObject(defaults) && typeof defaults.kind === 'string' ? { kind: defaults.kind } : {});
+  if (typeof record !== 'object') throw cannotSet(node, path, depth, walk.text, 'not an object');
+  if (segment === 'kind' && depth === path.length - 1 && isPlainObject(record) && record.kind !== undefined && record.kind !== walk.value) {
+    walk.kindChanged = true;
+    record = {};
+  }
+  // Past a block whose kind is not the default's, the default says nothing about what lies inside.
+  const sameKind = isPlainObject(defaults) && isPlainObject(record) && (record.kind === undefined || record.kind === defaults.kind);
+  walk.defaults = sameKind && Object.hasOwn(defaults, segment) ? defaults[segment] : undefined;
   const child = Object.hasOwn(record, segment) ? (record as Record<string, unknown>)[segment] : undefined;
   // A computed key defines an own property, so `__proto__` cannot reach a prototype.
-  return { ...record, [segment]: setAt(child, path, value, text, depth + 1) };
+  return { ...record, [segment]: setAt(child, path, walk, depth + 1) };
 }
 
 function cannotSet(node: unknown, path: readonly string[], depth: number, text: string, what: string): AgentFlowError {

@@ -23,12 +23,12 @@ export const warmStartCheckSchema = z
     maxLoss: z.number().positive().default(0.15).describe("The last epoch's mean loss an attempt must not exceed. Default 0.15."),
     abandon: z
       .object({
-        afterEpoch: z.number().int().positive().describe('The epoch after which the loss is looked at.'),
-        aboveLoss: z.number().positive().describe('An attempt whose loss is above this then is abandoned at once.'),
+        afterEpoch: z.number().int().positive().default(3).describe('The epoch after which the loss is looked at. Default 3.'),
+        aboveLoss: z.number().positive().default(0.3).describe('An attempt whose loss is above this then is abandoned at once. Default 0.3.'),
       })
       .strict()
       .nullable()
-      .default({ afterEpoch: 3, aboveLoss: 0.3 })
+      .prefault({})
       .describe('Abandon a failing attempt early instead of finishing its epochs. Default after epoch 3 above loss 0.3.'),
     attempts: z
       .number()
