@@ -84,7 +84,7 @@ export function applyOverrides(raw: unknown, overrides: readonly string[], setti
   const applied: { path: string[]; value: unknown; text: string }[] = [];
   for (const text of overrides) {
     const { path, value } = parseOverride(text);
-    const walk = { value, text, defaults: settings.defaults };
+    const walk: OverrideWalk = { value, text, defaults: settings.defaults };
     config = setAt(config, path, walk);
     if (path[path.length - 1] === 'kind' && walk.kindChanged) {
       // The block restarted at its new kind: what earlier overrides put inside it goes back in.
