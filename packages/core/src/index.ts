@@ -52,6 +52,12 @@ export { formatByteCount, readLimitedBody, type ReadLimitedBodySettings } from '
 export { createRandom, type Random, type RandomState } from './random/seeded-random';
 export { appendJsonl, readJsonl, writeFileAtomic, type ReadJsonlSettings } from './jsonl/jsonl';
 export { formatZodIssues } from './errors/format-zod-issues';
+/**
+ * The one rule for structured model replies (judge, LLM verifier, planner): required fields
+ * checked with their types and ranges, keys the schema does not name dropped and reported as
+ * dotted paths; the schema sent for constrained decoding stays closed.
+ */
+export { parseModelReply, type ModelReplyResult } from './schemas/parse-model-reply';
 /** Optional peer dependencies loaded on first use, with an error naming the package when missing. */
 export {
   importOptional,

@@ -1,4 +1,4 @@
-import type { PolicyGeneration, TrainablePolicy } from '@agentflow/core';
+import { type PolicyGeneration, parseModelReply, type TrainablePolicy } from '@agentflow/core';
 import { createOllamaModel, createOpenAICompatibleModel, createPolicyModel } from '@agentflow/llm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -220,7 +220,10 @@ describe('a planner reply with keys the action schema does not name', () => {
       const decision = await decide(backEnd);
       expect(decision.parseError).toBeUndefined();
       expect(decision.action).toEqual({ thought: 'done', action: 'finish', action_input: '42' });
+      expect(decision.droppedKeys).toEqual(['confidence', 'notes']);
+      expect(decision.degraded).toBe(false);
       // One call: no repair, no retry.
+      expect(decision.calls).toBe(1);
       expect(server.requests).toHaveLength(1);
     });
 
@@ -229,6 +232,8 @@ describe('a planner reply with keys the action schema does not name', () => {
       const missing = await decide(backEnd);
       expect(missing.action).toBeNull();
       expect(missing.parseError).toMatch(/action/);
+      // The extra key is dropped, not reported: only the real problem is.
+      expect(missing.parseError).not.toMatch(/extra|Unrecognized/);
       server.push(replyOf[backEnd]('{"thought":"done","action":7,"action_input":"42"}'));
       const wrongType = await decide(backEnd);
       expect(wrongType.action).toBeNull();
@@ -239,7 +244,14 @@ describe('a planner reply with keys the action schema does not name', () => {
   it('still asks the model for a closed object (constrained decoding never invents keys)', () => {
     const { jsonSchema, schema } = createActionSchema([{ name: 'python', inputJsonSchema: { type: 'object', properties: { code: { type: 'string' } } } }]);
     expect(jsonSchema).toMatchObject({ additionalProperties: false });
-    expect(schema.parse({ thought: 't', action: 'python', action_input: { code: '1' }, extra: 1 })).toEqual({ thought: 't', action: 'python', action_input: { code: '1' } });
+    // The zod schema is closed too; the shared rule (core parseModelReply, in generateObject) drops the key.
+    const reply = { thought: 't', action: 'python', action_input: { code: '1' }, extra: 1 };
+    expect(schema.safeParse(reply).success).toBe(false);
+    expect(parseModelReply(schema, reply)).toEqual({
+      ok: true,
+      value: { thought: 't', action: 'python', action_input: { code: '1' } },
+      droppedKeys: ['extra'],
+    });
   });
 });
 

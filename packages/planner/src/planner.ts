@@ -52,6 +52,12 @@ export interface PlannerDecision {
   calls: number;
   /** True when the action was extracted from a reply that was not valid as a whole. */
   degraded: boolean;
+  /**
+   * Keys of the reply that the action schema does not name, dropped before validation
+   * (dotted paths, e.g. `confidence`); absent when there were none.
+   * Not part of the stored step: its `completion` keeps the raw reply, extra keys included.
+   */
+  droppedKeys?: string[];
 }
 
 export interface Planner {
@@ -62,8 +68,10 @@ export interface Planner {
 
 /**
  * Creates the planner: renders the prompt, asks the model for `{thought, action,
- * action_input}` under a JSON schema, and records the decision. Malformed output becomes a
- * format-error decision, never a throw; transport failures and cancellation do throw.
+ * action_input}` under a closed JSON schema, and records the decision. A reply with keys
+ * the schema does not name is the same decision with those keys dropped (`droppedKeys`);
+ * malformed output (a missing or ill-typed field) becomes a format-error decision, never a
+ * throw; transport failures and cancellation do throw.
  */
 export function createPlanner(settings: PlannerSettings): Planner {
   const tools = describeTools(settings.tools);
@@ -102,6 +110,7 @@ export function createPlanner(settings: PlannerSettings): Planner {
       ...(result.ok ? {} : { parseError: result.error }),
       calls: result.attempts.length,
       degraded: result.ok && result.degraded,
+      ...(result.ok && result.droppedKeys.length > 0 ? { droppedKeys: result.droppedKeys } : {}),
     };
   }
 

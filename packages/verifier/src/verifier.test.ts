@@ -71,6 +71,15 @@ describe('LLM verdict over a loopback Ollama server', () => {
     expect(sent.format.required).toEqual(['analysis', 'stop']);
   });
 
+  it('stops in one call on a reply with a key the schema does not name', async () => {
+    server.push(ollamaReply('{"analysis": "Step 1 printed 42.", "stop": true, "confidence": 0.9}'));
+    const verdict = await verifier().verify({ question: 'What is 6*7?', steps: [call('6*7')], elapsedMs: 0 });
+    expect(verdict).toEqual({ stop: true, reason: 'llm_stop', analysis: 'Step 1 printed 42.' });
+    expect(server.requests).toHaveLength(1);
+    // The schema sent stays closed.
+    expect((server.requests[0]!.body as { format: Record<string, unknown> }).format).toMatchObject({ additionalProperties: false });
+  });
+
   it('continues, with the failure noted, when the model output is malformed', async () => {
     server.push(ollamaReply('{"analysis": "yes", "stop": "maybe"}'));
     const verdict = await verifier().verify({ question: 'q', steps: [call('1')], elapsedMs: 0 });

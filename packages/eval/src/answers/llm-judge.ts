@@ -1,4 +1,4 @@
-import type { LanguageModel } from '@agentflow/core';
+import { type LanguageModel, parseModelReply } from '@agentflow/core';
 import { z } from 'zod';
 
 /** What the judge must answer: its reasoning, then a verdict. */
@@ -18,7 +18,14 @@ export interface LlmJudgeSettings {
   maxTokens?: number;
 }
 
-export type JudgeResult = { status: 'ok'; verdict: JudgeVerdict } | { status: 'failed'; reason: string };
+export type JudgeResult =
+  | {
+      status: 'ok';
+      verdict: JudgeVerdict;
+      /** Keys of the reply that the schema does not name, dropped (dotted paths); absent when there were none. */
+      droppedKeys?: string[];
+    }
+  | { status: 'failed'; reason: string };
 
 export interface LlmJudge {
   judge(question: string, reference: string, response: string, signal?: AbortSignal): Promise<JudgeResult>;
@@ -52,7 +59,9 @@ function lastJsonObject(fullText: string): unknown {
 /**
  * An LLM judge for answers no rule can check (free-form QA), in the spirit of AgentFlow's
  * own scoring: the model compares response and reference and returns
- * `{analysis, correct}` under a JSON schema. Failures (network, malformed output) come back
+ * `{analysis, correct}` under a closed JSON schema. The last JSON object of the reply is
+ * validated by core's `parseModelReply`: extra keys (a `confidence`) are dropped, a missing
+ * or ill-typed `correct` fails. Failures (network, malformed output) come back
  * as `{status: 'failed'}`, never as an exception or a silent "wrong".
  */
 export function createLlmJudge(settings: LlmJudgeSettings): LlmJudge {
@@ -76,11 +85,11 @@ export function createLlmJudge(settings: LlmJudgeSettings): LlmJudge {
       } catch (cause) {
         return { status: 'failed', reason: `judge ${model.provider}:${model.modelId} failed: ${(cause as Error).message}` };
       }
-      const parsed = judgeVerdictSchema.safeParse(lastJsonObject(text));
-      if (!parsed.success) {
-        return { status: 'failed', reason: `judge output is not {analysis, correct}: ${JSON.stringify(text.slice(0, 200))}` };
+      const parsed = parseModelReply(judgeVerdictSchema, lastJsonObject(text));
+      if (!parsed.ok) {
+        return { status: 'failed', reason: `judge output is not {analysis, correct} (${parsed.error}): ${JSON.stringify(text.slice(0, 200))}` };
       }
-      return { status: 'ok', verdict: parsed.data };
+      return { status: 'ok', verdict: parsed.value, ...(parsed.droppedKeys.length > 0 ? { droppedKeys: parsed.droppedKeys } : {}) };
     },
   };
 }

@@ -21,6 +21,7 @@ describe('generateObject over a loopback Ollama server', () => {
     server.push(ollamaReply('{"answer": 42}'));
     const result = await generateObject(model(), answerSchema, messages);
     expect(result.ok && result.value).toEqual({ answer: 42 });
+    expect(result.ok && result.droppedKeys).toEqual([]);
     const format = (server.requests[0]!.body as { format: Record<string, unknown> }).format;
     expect(format.properties).toEqual({ answer: { type: 'integer', minimum: expect.any(Number), maximum: expect.any(Number) } });
   });
@@ -57,6 +58,24 @@ describe('generateObject over a loopback Ollama server', () => {
     expect(result.rawText).toBe('{"answer": [}');
     expect(result.error).toMatch(/not valid JSON/);
     expect(result.attempts).toHaveLength(3);
+  });
+
+  it('accepts a reply with keys the schema does not name in one call, dropping and reporting them', async () => {
+    server.push(ollamaReply('{"answer": 42, "analysis": "6*7 is 42", "meta": {"confidence": 0.9}}'));
+    const result = await generateObject(model(), answerSchema, messages);
+    expect(result).toMatchObject({ ok: true, value: { answer: 42 }, degraded: false, droppedKeys: ['analysis', 'meta'] });
+    expect(server.requests).toHaveLength(1);
+    // What the model is asked for stays closed.
+    expect((server.requests[0]!.body as { format: Record<string, unknown> }).format).toMatchObject({ additionalProperties: false });
+  });
+
+  it('drops extra keys in the degraded extraction too, and feeds back only the real problems', async () => {
+    server.push(ollamaReply('{"answer": "42", "why": "x"}'), ollamaReply('Final: {"answer": 42, "why": "x"} done'));
+    const result = await generateObject(model(), answerSchema, messages, { maxRepairs: 1 });
+    expect(result).toMatchObject({ ok: true, value: { answer: 42 }, degraded: true, droppedKeys: ['why'] });
+    expect(result.attempts[0]?.error).toBe('answer: Invalid input: expected number, received string');
+    const second = server.requests[1]?.body as { messages: Array<{ content: string }> };
+    expect(second.messages.at(-1)?.content).not.toMatch(/why|Unrecognized/);
   });
 
   it('still throws transport failures, which are not malformed output', async () => {

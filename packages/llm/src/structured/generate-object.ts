@@ -1,4 +1,4 @@
-import { type ChatMessage, type ChatRequest, type ChatResponse, formatZodIssues, type LanguageModel } from '@agentflow/core';
+import { type ChatMessage, type ChatRequest, type ChatResponse, type LanguageModel, parseModelReply } from '@agentflow/core';
 import { z } from 'zod';
 import { extractLastJsonObject } from './extract-json';
 
@@ -6,7 +6,11 @@ import { extractLastJsonObject } from './extract-json';
 export interface GenerateObjectSettings extends Omit<ChatRequest, 'messages' | 'jsonSchema'> {
   /** Extra calls that feed the validation error back before degrading (default 2). */
   maxRepairs?: number;
-  /** JSON schema sent to the model; defaults to `z.toJSONSchema(schema)`. */
+  /**
+   * JSON schema sent to the model; defaults to `z.toJSONSchema(schema)`, closed
+   * (`additionalProperties: false`) when `schema` is `.strict()`. Validation still accepts
+   * a reply with keys the schema does not name, dropped (core `parseModelReply`).
+   */
   jsonSchema?: Record<string, unknown>;
 }
 
@@ -28,6 +32,11 @@ export type GenerateObjectResult<T> =
       attempts: GenerationAttempt[];
       /** True when the value came from extracting JSON out of a reply that did not validate as a whole. */
       degraded: boolean;
+      /**
+       * Keys of `attempt`'s reply that the schema does not name, dropped before validation, as
+       * dotted paths (`analysis`, `action_input.extra`); empty when the reply had none.
+       */
+      droppedKeys: string[];
     }
   | {
       ok: false;
@@ -38,13 +47,7 @@ export type GenerateObjectResult<T> =
       attempts: GenerationAttempt[];
     };
 
-type Validation<T> = { ok: true; value: T } | { ok: false; error: string };
-
-function validate<T>(schema: z.ZodType<T>, candidate: unknown): Validation<T> {
-  const parsed = schema.safeParse(candidate);
-  if (parsed.success) return { ok: true, value: parsed.data };
-  return { ok: false, error: formatZodIssues(parsed.error).join('; ') };
-}
+type Validation<T> = { ok: true; value: T; droppedKeys: string[] } | { ok: false; error: string };
 
 function validateText<T>(schema: z.ZodType<T>, text: string): Validation<T> {
   let candidate: unknown;
@@ -53,14 +56,16 @@ function validateText<T>(schema: z.ZodType<T>, text: string): Validation<T> {
   } catch (error) {
     return { ok: false, error: `not valid JSON (${error instanceof Error ? error.message : String(error)})` };
   }
-  return validate(schema, candidate);
+  return parseModelReply(schema, candidate);
 }
 
 /**
- * Asks `model` for JSON matching `schema`. Invalid output is retried with the validation
- * error fed back (`maxRepairs` times), then degraded (the last JSON object found in any
- * reply, newest first), then reported as `{ ok: false }`. Malformed output never throws;
- * transport errors (unreachable server, cancellation) do.
+ * Asks `model` for JSON matching `schema`. A reply is validated by core's `parseModelReply`:
+ * keys the schema does not name are dropped and reported (`droppedKeys`), so an extra key
+ * costs no repair call; missing, ill-typed or out-of-range fields are invalid. Invalid
+ * output is retried with the validation error fed back (`maxRepairs` times), then degraded
+ * (the last JSON object found in any reply, newest first), then reported as `{ ok: false }`.
+ * Malformed output never throws; transport errors (unreachable server, cancellation) do.
  */
 export async function generateObject<T>(
   model: LanguageModel,
@@ -78,7 +83,7 @@ export async function generateObject<T>(
     if (result.ok) {
       const attempt = { messages: conversation, response };
       attempts.push(attempt);
-      return { ok: true, value: result.value, attempt, attempts, degraded: false };
+      return { ok: true, value: result.value, attempt, attempts, degraded: false, droppedKeys: result.droppedKeys };
     }
     attempts.push({ messages: conversation, response, error: result.error });
     conversation = [
@@ -94,8 +99,8 @@ export async function generateObject<T>(
     const attempt = attempts[k]!;
     const extracted = extractLastJsonObject(attempt.response.text);
     if (extracted === undefined) continue;
-    const result = validate(schema, extracted);
-    if (result.ok) return { ok: true, value: result.value, attempt, attempts, degraded: true };
+    const result = parseModelReply(schema, extracted);
+    if (result.ok) return { ok: true, value: result.value, attempt, attempts, degraded: true, droppedKeys: result.droppedKeys };
   }
   const last = attempts[attempts.length - 1]!;
   return { ok: false, error: last.error ?? 'invalid output', rawText: last.response.text, attempts };

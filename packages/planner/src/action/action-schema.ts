@@ -26,23 +26,21 @@ function closeObject(input: Record<string, unknown>): Record<string, unknown> {
  * The planner's output schema for a tool set: core's `PlannerAction` with `action`
  * restricted to the registered names plus `finish` (zod, for validation), and the JSON
  * schema for constrained decoding (Ollama `format`, OpenAI `response_format`, the local
- * policy's grammar). Validation ignores keys the schema does not name and stays lenient on
- * `action_input`; the tool runner checks it.
+ * policy's grammar). Both are closed (`.strict()`, `additionalProperties: false`): a
+ * reply with keys the schema does not name is accepted by core's `parseModelReply` (which
+ * `generateObject` applies), the keys dropped and reported, not by the schema itself.
+ * Validation stays lenient on `action_input`; the tool runner checks it.
  */
 export function createActionSchema(tools: readonly ActionSchemaTool[], style: ActionSchemaStyle = 'flat') {
   const [first, ...rest] = [...tools.map((tool) => tool.name), FINISH_ACTION];
-  const closed = z
+  const schema = z
     .object({
       thought: plannerActionSchema.shape.thought,
       action: z.enum([first!, ...rest]).describe('A tool name, or "finish" to give the final answer.'),
       action_input: plannerActionSchema.shape.action_input,
     })
     .strict();
-  // What the model is asked for is closed (additionalProperties: false); what is accepted is not:
-  // a reply with an extra key is the same decision with the key dropped, as pydantic models
-  // accept by default. A missing or ill-typed required key is still a format error.
-  const schema = closed.strip();
-  const { $schema: _ignored, ...flat } = z.toJSONSchema(closed) as Record<string, unknown>;
+  const { $schema: _ignored, ...flat } = z.toJSONSchema(schema) as Record<string, unknown>;
   if (tools.length === 0) return { schema, jsonSchema: flat };
   if (style === 'tied') {
     const branch = (action: string, input: Record<string, unknown>) => ({

@@ -110,6 +110,40 @@ describe('createJudgeLabeller against a loopback OpenAI-compatible server', () =
     expect(labeller.stats().calls).toBe(5);
   });
 
+  it('labels a step in one call when the reply carries keys beyond {score, rationale}, counting the dropped keys', async () => {
+    server = await startOpenAiServer((body) => {
+      const { content, ...usage } = gradingJudge(body);
+      const reply = JSON.parse(content) as Record<string, unknown>;
+      return { ...usage, content: JSON.stringify({ ...reply, analysis: 'looked at the decision', confidence: 0.8 }) };
+    });
+    const labeller = createJudgeLabeller({ model: judgeModel(server.url), maxRepairs: 2 });
+    const { examples, failures } = await labeller.label(extractSteps(makeTrajectory()));
+    expect(failures).toEqual([]);
+    expect(examples.map((example) => example.label)).toEqual([0.2, 0, 0.9, 0.2]);
+    expect(examples[2]?.provenance.rationale).toBe('graded 0.9');
+    // One call per judged step (the format error needs none): no repair for the extra keys.
+    expect(server.requests).toHaveLength(3);
+    expect(labeller.stats()).toMatchObject({ calls: 3, droppedKeys: 6 });
+  });
+
+  it('still repairs a score out of range when the reply also carries extra keys', async () => {
+    server = await startOpenAiServer((body) =>
+      body.messages.length === 2
+        ? { content: '{"score": 1.5, "rationale": "great", "analysis": "ok"}', promptTokens: 10, completionTokens: 5 }
+        : gradingJudge(body),
+    );
+    const labeller = createJudgeLabeller({ model: judgeModel(server.url), maxRepairs: 1, concurrency: 1 });
+    const { examples, failures } = await labeller.label(extractSteps(makeTrajectory()));
+    expect(failures).toEqual([]);
+    expect(examples.map((example) => example.label)).toEqual([0.2, 0, 0.9, 0.2]);
+    expect(server.requests).toHaveLength(6);
+    // The repair request names the real problem, not the dropped key.
+    const repair = server.requests[1]?.messages.at(-1)?.content ?? '';
+    expect(repair).toMatch(/score: Too big/);
+    expect(repair).not.toMatch(/analysis|Unrecognized/);
+    expect(labeller.stats().droppedKeys).toBe(0);
+  });
+
   it('keeps at most `concurrency` judge calls in flight', async () => {
     server = await startOpenAiServer(gradingJudge, { delayMs: 40 });
     const labeller = createJudgeLabeller({ model: judgeModel(server.url), concurrency: 2 });

@@ -47,6 +47,11 @@ export interface JudgeLabellerStats {
   completionTokens: number;
   /** Running cost of every call made by this labeller, in US dollars. */
   costUsd: number;
+  /**
+   * Keys the schema does not name (an `analysis`, a `confidence`) dropped from the replies
+   * that labelled a step (core `parseModelReply`), one per key, summed over those replies.
+   */
+  droppedKeys: number;
 }
 
 /** Labels steps with an LLM judge. */
@@ -57,11 +62,13 @@ export interface JudgeLabeller {
 
 /**
  * Creates an LLM-judge labeller. Each step is rendered exactly as the PRM will see it (no
- * tool output) and sent to the judge, which answers `{score, rationale}`. A step whose
- * action did not parse gets 0 without a call. Identical rendered steps share one call,
- * and the cache (keyed by a hash of the rendered step, judge model and prompt version)
- * carries answers across runs. A step whose judge keeps failing is returned in `failures`;
- * it never throws for one step.
+ * tool output) and sent to the judge, which answers `{score, rationale}`. A reply with more
+ * keys is used with those dropped (counted in `stats().droppedKeys`); a missing or
+ * out-of-range score is repaired like any malformed reply. A step whose action did not
+ * parse gets 0 without a call. Identical rendered steps share one call, and the cache
+ * (keyed by a hash of the rendered step, judge model and prompt version) carries answers
+ * across runs. A step whose judge keeps failing is returned in `failures`; it never throws
+ * for one step.
  */
 export function createJudgeLabeller(settings: JudgeLabellerSettings): JudgeLabeller {
   const prices = tokenPricesSchema.parse(settings.prices ?? {});
@@ -77,7 +84,7 @@ export function createJudgeLabeller(settings: JudgeLabellerSettings): JudgeLabel
   const cache = createJudgeCache(settings.cachePath);
   const inFlight = new Map<string, Promise<JudgeCacheRecord>>();
   const queue = new PQueue({ concurrency });
-  const stats: JudgeLabellerStats = { calls: 0, cacheHits: 0, promptTokens: 0, completionTokens: 0, costUsd: 0 };
+  const stats: JudgeLabellerStats = { calls: 0, cacheHits: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, droppedKeys: 0 };
 
   async function judge(key: string, rendered: string, signal: AbortSignal | undefined): Promise<JudgeCacheRecord> {
     const result = await generateObject(model, judgeOutputSchema, judgeMessages(rendered), {
@@ -103,6 +110,7 @@ export function createJudgeLabeller(settings: JudgeLabellerSettings): JudgeLabel
         message: `The judge ${model.modelId} gave no usable {score, rationale} in ${result.attempts.length} calls: ${result.error}; last reply ${describeValue(result.rawText)}`,
       });
     }
+    stats.droppedKeys += result.droppedKeys.length;
     const record = { key, judgeModel: model.modelId, score: result.value.score, rationale: result.value.rationale, costUsd };
     cache.set(record);
     return record;

@@ -30,9 +30,11 @@ function defaultRender(input: LlmVerdictInput): ChatMessage[] {
 }
 
 /**
- * Asks a model whether the loop can stop (core `llmVerdictSchema`). A reply that never
- * parses yields "continue" with the failure in `analysis`: a verifier that cannot judge
- * must not end the task. Transport failures throw.
+ * Asks a model whether the loop can stop (core `llmVerdictSchema`, sent closed). Keys the
+ * schema does not name (a `confidence`) are dropped, not a reason to repair (core
+ * `parseModelReply`, through `generateObject`). A reply that never parses yields
+ * "continue" with the failure in `analysis`: a verifier that cannot judge must not end the
+ * task. Transport failures throw.
  */
 export async function llmVerdict(input: LlmVerdictInput, settings: LlmVerdictSettings): Promise<Verdict> {
   const messages = (settings.render ?? defaultRender)(input);
