@@ -3,7 +3,8 @@
  * scale and endpoints: the planner and the PRM are random Qwen3 models at a tiny shape, saved
  * as Hugging Face folders in bf16 with the real Qwen3 tokenizer and chat template; the fixed
  * verifier and generator are a loopback Ollama, the judge a loopback OpenAI-compatible server
- * (DeepSeek's json_object mode); the data are slices of the real AIME files. Needs the benchmark
+ * (DeepSeek's json_object mode) that adds a key of its own to every reply, and a second judge
+ * whose replies are of no use; the data are slices of the real AIME files. Needs the benchmark
  * files of `../shared/datasets` (or AGENTFLOW_DATASETS); says so and skips without them.
  */
 import { spawn } from 'node:child_process';
@@ -60,6 +61,7 @@ describe.skipIf(!present)('agentflow run --config configs/aime-qwen3-8b.yaml (ti
   let work: string;
   let ollama: LoopbackChatServer;
   let judge: LoopbackChatServer;
+  let garbled: LoopbackChatServer;
   let scale: string[];
   const answers = new Map<string, string>();
   let generatorCalls = 0;
@@ -84,12 +86,15 @@ describe.skipIf(!present)('agentflow run --config configs/aime-qwen3-8b.yaml (ti
       return JSON.stringify({ analysis: 'not solved yet', stop: false });
     });
     // The judge grades by a hash of the decision: labels that differ, so the PRM's scores (and DAPO's process credit) do too.
+    // Like many a chat model in json_object mode, it adds a key of its own (its analysis) to every reply.
     judge = await startOpenAiCompatibleServer('deepseek-chat', API_KEY, (body) => {
       const step = body.messages.at(-1)?.content ?? '';
       const decision = step.slice(step.indexOf('Decision to score'));
       const hash = [...decision].reduce((sum, character) => (sum * 31 + character.charCodeAt(0)) % 1009, 7);
-      return JSON.stringify({ score: (hash % 11) / 10, rationale: 'loopback judge' });
+      return JSON.stringify({ analysis: 'the decision moves toward the answer', score: (hash % 11) / 10, rationale: 'loopback judge' });
     });
+    // A judge that never gives a score: no step can be labelled with its replies.
+    garbled = await startOpenAiCompatibleServer('deepseek-chat', API_KEY, () => JSON.stringify({ verdict: 'good' }));
     scale = [
       ...['--set', `task.train.path=${join(datasets, 'aime_1983_2024.csv')}`, '--set', 'task.train.limit=4'],
       ...['--set', `task.test.path=${join(datasets, 'aime24.json')}`, '--set', 'task.test.limit=2'],
@@ -106,11 +111,27 @@ describe.skipIf(!present)('agentflow run --config configs/aime-qwen3-8b.yaml (ti
   afterAll(async () => {
     await ollama?.close();
     await judge?.close();
+    await garbled?.close();
   });
 
-  it('runs every stage, killed with SIGKILL after labelling and resumed with nothing lost or repeated', async () => {
+  it('runs every stage: stopped at label by a judge with nothing usable, resumed with a working one, killed with SIGKILL after labelling and resumed with nothing lost or repeated', async () => {
     const out = join(work, 'run');
-    const killed = await agentflow(['run', '--config', reference, ...scale, '--out', out, '--quiet'], {
+    // A judge whose replies are of no use stops the run at the label stage, saying so.
+    const stopped = await agentflow(['run', '--config', reference, ...scale, '--set', `label.endpoint.baseUrl=${garbled.url}`, '--out', out, '--quiet']);
+    expect(stopped.status).toBe(1);
+    const tried = readJsonl<Trajectory>(join(out, 'trajectories.jsonl')).flatMap((trajectory) => trajectory.steps.filter((collectedStep) => collectedStep.action !== null));
+    expect(stopped.stderr).toContain(`error [RUNTIME_ERROR]: label: the judge deepseek-chat at ${garbled.url} gave no usable reply for any of ${tried.length} step`);
+    expect(stopped.stderr).toContain('verdict');
+    expect(stopped.stderr).toContain('Point label.endpoint (its model, baseUrl or responseFormat) at a judge');
+    expect(stopped.stderr).toContain(`agentflow run --resume ${out}`);
+    expect(stopped.stderr).not.toContain('NOT_FOUND');
+    expect(Object.keys(stagesOf(out))).toEqual(['warm-start', 'eval-before', 'collect']);
+    // labels.jsonl is there (format errors, labelled 0 without a call, are all it may hold), and the stage's summary.
+    expect(readJsonl<{ action: unknown }>(join(out, 'labels.jsonl')).every((label) => label.action === null)).toBe(true);
+    expect(JSON.parse(readFileSync(join(out, 'label-summary.json'), 'utf8'))).toMatchObject({ labeller: 'judge', usable: 0, failures: tried.length });
+
+    // Resumed with the config pointed at a working judge, then killed once it has labelled.
+    const killed = await agentflow(['run', '--resume', out, '--set', `label.endpoint.baseUrl=${judge.url}`, '--quiet'], {
       out,
       // After labelling: every judge call is made before the kill, so the resume must make none again.
       killWhen: (dir) => 'label' in stagesOf(dir),
@@ -125,9 +146,10 @@ describe.skipIf(!present)('agentflow run --config configs/aime-qwen3-8b.yaml (ti
     for (const [stage, { finishedAt }] of Object.entries(before)) expect(after[stage]?.finishedAt).toBe(finishedAt);
     expect(Object.keys(after)).toEqual(['warm-start', 'eval-before', 'collect', 'label', 'train-prm', 'train', 'eval-after', 'report']);
 
-    // config.json records the merged config: the reference file with the overrides.
+    // config.json records the merged config: the reference file with the overrides, the resume's included.
     const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
     expect(config).toMatchObject({ name: 'aime-qwen3-8b', device: 'cpu', train: { totalSteps: 2, epsHigh: 0.28, overlong: { enabled: true, maxLength: 64 } } });
+    expect(config.label.endpoint.baseUrl).toBe(judge.url);
 
     // Trajectories: each training task collected once; the planner's prompt is Qwen3's template, thinking off.
     const collected = readJsonl<Trajectory>(join(out, 'trajectories.jsonl'));
@@ -139,11 +161,17 @@ describe.skipIf(!present)('agentflow run --config configs/aime-qwen3-8b.yaml (ti
     expect(step.promptTokenIds?.length).toBeGreaterThan(0);
     expect(step.completionTokenIds?.length).toBeGreaterThan(0);
 
-    // Judge labels: one per planner step, judged with the reference answer, each distinct step once.
-    const labels = readJsonl<{ id: string; label: number; provenance: { labeller: string } }>(join(out, 'labels.jsonl'));
-    expect(labels.length).toBe(collected.reduce((sum, trajectory) => sum + trajectory.steps.length, 0));
+    // Judge labels: one per planner step, every step that parsed judged (its reply's extra key
+    // dropped), with the reference answer, each distinct step once.
+    const labels = readJsonl<{ id: string; label: number; provenance: { labeller: string; judgeModel?: string } }>(join(out, 'labels.jsonl'));
+    const steps = collected.flatMap((trajectory) => trajectory.steps);
+    const parsed = steps.filter((collectedStep) => collectedStep.action !== null).length;
+    expect(parsed).toBeGreaterThan(0);
+    expect(labels.length).toBe(steps.length);
+    expect(labels.filter((label) => label.provenance.judgeModel === 'deepseek-chat')).toHaveLength(parsed);
     expect(new Set(labels.map((label) => label.id)).size).toBe(labels.length);
     expect(labels.every((label) => label.provenance.labeller === 'judge')).toBe(true);
+    expect(JSON.parse(readFileSync(join(out, 'label-summary.json'), 'utf8'))).toMatchObject({ usable: parsed, failures: 0 });
     const judged = judge.requests.map((request: ChatRequestBody) => JSON.stringify(request.messages));
     expect(judged.length).toBeGreaterThan(0);
     expect(judged.every((text) => text.includes('Reference answer of the task'))).toBe(true);

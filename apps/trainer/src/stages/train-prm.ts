@@ -1,11 +1,13 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRandom, readJsonl } from '@agentflow/core';
+import { AgentFlowError, createRandom, readJsonl } from '@agentflow/core';
 import { createPrm, evaluatePrm, type PrmExample, savePrm, splitByTrajectory } from '@agentflow/prm';
 import type { Stage } from '../pipeline/run-stages';
 import type { RunSummary } from '../report/run-summary';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { POLICY_CHECKPOINTS, warmPlannerDir, writeMergedPlannerFolder } from '../pipeline/planner-checkpoints';
-import { labelsPath } from './label';
+import { type LabelSummary, labelSummaryPath, labelsPath, trajectoriesToLabel } from './label';
+import { collectedSteps, nothingCollectedError } from './label-outcome';
 
 export type PrmStageResult = RunSummary['prm'] & { trainExamples: number; bestEpoch: number };
 
@@ -24,6 +26,30 @@ function calibration(scores: readonly number[], labels: readonly number[], bins 
 }
 
 /**
+ * Why labels.jsonl gives the PRM nothing to learn from: what collect yielded, when that is the
+ * cause; otherwise the label stage, with why it stopped when its summary says so.
+ */
+function nothingToLearnError(context: PipelineContext, lines: number): AgentFlowError {
+  const { config, run } = context;
+  const upstream = nothingCollectedError('train-prm', collectedSteps(trajectoriesToLabel(context)), {
+    trajectoriesPath: run.paths.trajectories,
+    maxNewTokens: config.policy.maxNewTokens,
+  });
+  if (upstream) return upstream;
+  const path = labelsPath(context);
+  const summaryPath = labelSummaryPath(context);
+  const stopped = existsSync(summaryPath) ? (JSON.parse(readFileSync(summaryPath, 'utf8')) as Partial<LabelSummary>).stopped : undefined;
+  const label = run.isStageDone('label')
+    ? `The label stage is recorded done: remove "label" from the stages of ${run.paths.state} and resume (agentflow run --resume ${run.root}) to label again`
+    : `The label stage has not finished${stopped ? `; it stopped: ${stopped.replace(/\.$/, '')}` : ''}. Resume (agentflow run --resume ${run.root}) to run it`;
+  return new AgentFlowError({
+    code: 'RUNTIME_ERROR',
+    message: `train-prm: ${path} ${!existsSync(path) ? 'is missing' : lines === 0 ? 'is empty' : `holds no step the PRM can learn from (${lines} labelled, all format errors)`}, though the collect stage yielded steps to label. ${label}, or use train.credit kind outcome, which needs no labels.`,
+    details: { reason: 'no-labels', path, lines },
+  });
+}
+
+/**
  * Trains the regression-head PRM on the step labels of three quarters of the labelled
  * trajectories and measures it on the rest (split by trajectory, so no trajectory is on both
  * sides). The backbone is the warm-started planner (its adapter merged), read frozen unless
@@ -33,7 +59,9 @@ export const trainPrmStage: Stage<PipelineContext> = {
   name: 'train-prm',
   async run(context, emit) {
     const { config, run } = context;
-    const examples = readJsonl<PrmExample>(labelsPath(context)).filter((example) => example.action !== null);
+    const labelled = readJsonl<PrmExample>(labelsPath(context), { allowMissing: true });
+    const examples = labelled.filter((example) => example.action !== null);
+    if (examples.length === 0) throw nothingToLearnError(context, labelled.length);
     const split = splitByTrajectory(
       examples.map((example) => example.trajectoryId),
       config.prm.validationFraction,

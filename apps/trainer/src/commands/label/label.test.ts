@@ -3,10 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Trajectory } from '@agentflow/core';
+import type { AgentFlowError, Trajectory } from '@agentflow/core';
 import { prmExampleSchema } from '@agentflow/prm';
 import { Command } from 'commander';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { startOpenAiCompatibleServer } from '../../testing/loopback-model-servers';
 import { registerLabelCommand } from '../label';
 
 function trajectory(id: string): Trajectory {
@@ -117,6 +118,30 @@ describe('agentflow label', () => {
       ['t:0', 'consensus'],
       ['t:2', 'consensus'],
     ]);
+  });
+
+  it('names the judge, the steps and its reply when no step gets a usable label', async () => {
+    vi.stubEnv('AGENTFLOW_LABEL_TEST_KEY', 'test-key');
+    const judge = await startOpenAiCompatibleServer('deepseek-chat', 'test-key', () => 'The step looks good to me.');
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'agentflow-label-'));
+      const input = join(dir, 'trajectories.jsonl');
+      writeFileSync(input, `${JSON.stringify(trajectory('a'))}\n`);
+      const out = join(dir, 'labels.jsonl');
+      const args = ['label', '--trajectories', input, '--out', out, '--endpoint', judge.url, '--api-key-env', 'AGENTFLOW_LABEL_TEST_KEY'];
+      const error = await runCli(args).then(
+        () => undefined,
+        (thrown: unknown) => thrown as AgentFlowError,
+      );
+      expect(error?.code).toBe('RUNTIME_ERROR');
+      expect(error?.message).toContain(`label: the judge deepseek-chat at ${judge.url} gave no usable reply for any of 2 steps.`);
+      expect(error?.message).toContain('The step looks good to me.');
+      expect(error?.message).toContain('Point --endpoint, --judge-model or --response-format at a judge');
+      expect(readFileSync(out, 'utf8')).toBe('');
+    } finally {
+      vi.unstubAllEnvs();
+      await judge.close();
+    }
   });
 
   it('names a missing input as a usage error', async () => {

@@ -1,6 +1,7 @@
-import { AgentFlowError, assertNever, readJsonl, trajectorySchema, writeFileAtomic } from '@agentflow/core';
+import { assertNever, readJsonl, trajectorySchema, writeFileAtomic } from '@agentflow/core';
 import { createOpenAICompatibleModel } from '@agentflow/llm';
 import { consensusFilter, createJudgeLabeller, extractSteps, type PrmExample, prmExampleSchema } from '@agentflow/prm';
+import { nothingLabelledError } from '../../stages/label-outcome';
 import type { CommandContext } from '../command-context';
 import type { LabelOptions } from './label-options';
 
@@ -35,11 +36,10 @@ export async function runLabel(options: LabelOptions, io: CommandContext): Promi
       io.stdout(
         `${JSON.stringify({ labeller: 'judge', trajectories: trajectories.length, steps: steps.length, labelled: examples.length, failed: failures.length, ...labeller.stats(), out: options.out })}\n`,
       );
-      if (steps.length > 0 && examples.length === 0) {
-        throw new AgentFlowError({
-          code: 'RUNTIME_ERROR',
-          message: `No step could be labelled (${failures.length} failures; the first: ${failures[0]?.error}).`,
-        });
+      // Format-error steps are labelled 0 without a call: a judge that answered nothing usable leaves only those.
+      if (steps.some((step) => step.action !== null) && examples.every((example) => example.action === null)) {
+        const judge = { kind: 'judge' as const, model: options.judgeModel, url: options.endpoint, setting: '--endpoint, --judge-model or --response-format' };
+        throw nothingLabelledError('label', judge, failures, `run this command again (${options.out} is written; judged steps are cached)`);
       }
       return;
     }
