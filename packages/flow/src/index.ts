@@ -1,5 +1,16 @@
 /** @agentflow/flow: the agent loop, planner -> executor -> verifier -> generator. */
 
+/**
+ * The one agent assembly (run, eval and solve): the planner over a model and tools, the fixed
+ * verifier and generator, limits and cross-task memory; `run(question)` gives a trajectory.
+ */
+export {
+  type Agent,
+  type AgentFixedModules,
+  type AgentRunSettings,
+  type AgentSettings,
+  createAgent,
+} from './agent/create-agent';
 /** Runs one question through the loop and returns its trajectory. */
 export { runFlow, type FlowLimits, type FlowModules } from './loop/run-flow';
 /** Continues a trajectory after one of its steps: the prefix verbatim, then the current planner. */

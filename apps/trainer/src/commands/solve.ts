@@ -1,11 +1,10 @@
 import { resolve } from 'node:path';
 import { AgentFlowError, type Trajectory } from '@agentflow/core';
 import { answerFormatFor, checkAnswer } from '@agentflow/eval';
-import { createCrossTaskMemory, createGenerator, runFlow } from '@agentflow/flow';
+import { createAgent, createCrossTaskMemory } from '@agentflow/flow';
 import { createDeadline } from '@agentflow/llm';
 import { createSqliteMemoryStore } from '@agentflow/memory';
-import { createCompactPromptTemplate, createFullPromptTemplate, createPlanner } from '@agentflow/planner';
-import { createVerifier } from '@agentflow/verifier';
+import { createCompactPromptTemplate, createFullPromptTemplate } from '@agentflow/planner';
 import { loadConfig } from '../config/load-config';
 import { runConfigSchema } from '../config/schema';
 import type { CommandContext, RegisterCommand } from './command-context';
@@ -75,30 +74,27 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
     // Cross-task memory on request: solved questions of earlier solves as examples; this one is kept when --reference says it is right.
     const memory = options.memory === undefined ? undefined : createCrossTaskMemory({ store: createSqliteMemoryStore({ path: resolve(options.memory) }), k: memoryK });
     if (memory) cleanups.push(() => memory.close());
-    const examples = (await memory?.examplesFor(question)) ?? '';
-    const trajectory = await runFlow(
-      question,
-      {
-        planner: createPlanner({
-          model,
-          tools,
-          temperature: 0,
-          seed,
-          template: template === 'compact' ? createCompactPromptTemplate() : createFullPromptTemplate(),
-          // The local policy's grammar handles a root union; HTTP servers get the flat schema.
-          actionSchemaStyle,
-        }),
-        tools,
-        verifier: createVerifier({ rules: { maxSteps, timeLimitMs }, ...(fixedModel ? { llm: { model: fixedModel } } : {}) }),
-        generator: createGenerator({ model: fixedModel ?? model }),
-        ...(examples ? { examples } : {}),
-        listener: (event) => {
-          if (!options.json && event.type === 'step-end') context.stdout(formatStep(event.step));
-        },
-      },
+    const agent = createAgent({
+      model,
+      tools,
+      temperature: 0,
+      template: template === 'compact' ? createCompactPromptTemplate() : createFullPromptTemplate(),
+      // The local policy's grammar handles a root union; HTTP servers get the flat schema.
+      actionSchemaStyle,
+      // Without --fixed-modules the planner's model writes the answer when the run ends without one.
+      fixedModules: { verifierModel: fixedModel, generatorModel: fixedModel ?? model },
+      maxSteps,
+      timeLimitMs,
+      memory,
+    });
+    const trajectory = await agent.run(question, {
+      seed,
       // The command's deadline bounds the run: its TIMEOUT ends the run as a timeout, Ctrl-C as a cancellation.
-      { signal: deadline.signal, timeLimitMs },
-    );
+      signal: deadline.signal,
+      listener: (event) => {
+        if (!options.json && event.type === 'step-end') context.stdout(formatStep(event.step));
+      },
+    });
     context.stdout(options.json ? `${JSON.stringify(trajectory, null, 2)}\n` : formatOutcome(trajectory));
     if (options.reference !== undefined) {
       const references = [options.reference];

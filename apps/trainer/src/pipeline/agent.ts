@@ -1,7 +1,6 @@
 import { assertNever, type LanguageModel, type Trajectory } from '@agentflow/core';
-import { createGenerator, type Generator, runFlow } from '@agentflow/flow';
-import { createCompactPromptTemplate, createFullPromptTemplate, createPlanner, type Planner, type PromptTemplate } from '@agentflow/planner';
-import { createVerifier, type Verifier } from '@agentflow/verifier';
+import { type Agent, createAgent } from '@agentflow/flow';
+import { createCompactPromptTemplate, createFullPromptTemplate, type PromptTemplate } from '@agentflow/planner';
 import type { RunConfig } from '../config/schema';
 import type { PipelineContext } from './pipeline-context';
 
@@ -20,15 +19,7 @@ function promptTemplateOf(prompt: RunConfig['policy']['prompt']): PromptTemplate
 }
 
 /** The agent of a run with one planner model: every stage runs its tasks through this. */
-export interface RunAgent {
-  /** The planner with one sampling seed. */
-  planner(seed: number): Planner;
-  verifier: Verifier;
-  generator: Generator;
-  limits: { maxSteps: number; timeLimitMs: number };
-  /** One run of the loop on a question. */
-  run(question: string, ids: { taskId: string; trajectoryId: string; seed: number }): Promise<Trajectory>;
-}
+export type RunAgent = Agent;
 
 /**
  * The configured agent over `model` as the planner: the prompt template of `policy.prompt`,
@@ -43,39 +34,19 @@ export function createRunAgent(
   model: LanguageModel,
 ): RunAgent {
   const { policy } = context.config;
-  const template = promptTemplateOf(policy.prompt);
-  const tools = context.tools.tools;
-  const verifier = createVerifier({
-    rules: { maxSteps: policy.maxSteps },
-    ...(context.fixedModel ? { llm: { model: context.fixedModel } } : {}),
+  return createAgent({
+    model,
+    tools: context.tools.tools,
+    template: promptTemplateOf(policy.prompt),
+    actionSchemaStyle: 'tied',
+    maxRepairs: 0,
+    temperature: policy.temperature,
+    maxTokens: policy.maxNewTokens,
+    fixedModules: { verifierModel: context.fixedModel, generatorModel: context.fixedModel },
+    maxSteps: policy.maxSteps,
+    timeLimitMs: RUN_TIME_LIMIT_MS,
+    memory: context.crossTask,
   });
-  const generator = createGenerator({ useFinishInput: true, ...(context.fixedModel ? { model: context.fixedModel } : {}) });
-  const planner = (seed: number) =>
-    createPlanner({
-      model,
-      tools,
-      template,
-      actionSchemaStyle: 'tied',
-      maxRepairs: 0,
-      temperature: policy.temperature,
-      maxTokens: policy.maxNewTokens,
-      seed,
-    });
-  const limits = { maxSteps: policy.maxSteps, timeLimitMs: RUN_TIME_LIMIT_MS };
-  return {
-    planner,
-    verifier,
-    generator,
-    limits,
-    async run(question, ids) {
-      const examples = (await context.crossTask?.examplesFor(question)) ?? '';
-      return runFlow(
-        question,
-        { planner: planner(ids.seed), tools, verifier, generator, ...(examples ? { examples } : {}) },
-        { ...limits, taskId: ids.taskId, trajectoryId: ids.trajectoryId },
-      );
-    },
-  };
 }
 
 /** One agent run to make: the question, its ids and its sampling seed. */

@@ -1,7 +1,6 @@
 import type { LanguageModel, Tool, Trajectory } from '@agentflow/core';
-import { type CrossTaskMemory, createGenerator, runFlow } from '@agentflow/flow';
-import { createCompactPromptTemplate, createFullPromptTemplate, createPlanner } from '@agentflow/planner';
-import { createVerifier } from '@agentflow/verifier';
+import { type CrossTaskMemory, createAgent } from '@agentflow/flow';
+import { createCompactPromptTemplate, createFullPromptTemplate } from '@agentflow/planner';
 import { createPlannerModel, endpointModelOf, parseEndpointSpec } from '../solve/cli-models';
 import type { EvalConnection, EvalSettings } from './eval-settings';
 
@@ -48,11 +47,12 @@ function watched(model: LanguageModel, onFailure: (error: unknown) => void): Lan
 }
 
 /**
- * The agent an eval runs: the planner of `--planner` (one repair call after an unparsable
- * reply, as `agentflow solve` makes), the rule verifier with the fixed modules' verdict after
- * tool steps when `--fixed-modules` is set, and the finish input as the answer, else the fixed
- * generator's. Not `createRunAgent`: that one ties actions to tools for the local grammar
- * and makes no repairs (right for RL rollouts), which HTTP servers and an eval do not want.
+ * The agent an eval runs (flow's `createAgent`): the planner of `--planner` (one repair call
+ * after an unparsable reply, as `agentflow solve` makes), the rule verifier with the fixed
+ * modules' verdict after tool steps when `--fixed-modules` is set, and the finish input as
+ * the answer, else the fixed generator's. Unlike `createRunAgent`, actions are not tied to
+ * tools for the local grammar and repairs are made (right for RL rollouts, not for HTTP
+ * servers and an eval).
  */
 export async function createEvalAgent(agentSettings: EvalAgentSettings): Promise<EvalAgent> {
   const { settings, connection, tools } = agentSettings;
@@ -63,36 +63,30 @@ export async function createEvalAgent(agentSettings: EvalAgentSettings): Promise
       )
     : undefined;
   const planner = await createPlannerModel(settings.planner, connection);
-  const plannerModel = watched(planner.model, (error) => agentSettings.onModelFailure('planner', error));
-  const template = settings.template === 'compact' ? createCompactPromptTemplate() : createFullPromptTemplate();
-  const limits = { maxSteps: settings.maxSteps, timeLimitMs: settings.timeLimitS * 1000 };
-  const verifier = createVerifier({ rules: limits, ...(fixed ? { llm: { model: fixed } } : {}) });
-  const generator = createGenerator({ useFinishInput: true, ...(fixed ? { model: fixed } : {}) });
+  const agent = createAgent({
+    model: watched(planner.model, (error) => agentSettings.onModelFailure('planner', error)),
+    tools,
+    template: settings.template === 'compact' ? createCompactPromptTemplate() : createFullPromptTemplate(),
+    actionSchemaStyle: planner.actionSchemaStyle,
+    temperature: settings.temperature,
+    maxTokens: settings.maxTokens,
+    fixedModules: { verifierModel: fixed, generatorModel: fixed },
+    maxSteps: settings.maxSteps,
+    timeLimitMs: settings.timeLimitS * 1000,
+    memory: agentSettings.memory,
+  });
   return {
-    run: async (job, signal) => {
-      // Not the item's own records: its other samples must not see its solution.
-      const examples = (await agentSettings.memory?.examplesFor(job.question, { excludeTaskId: job.itemId })) ?? '';
-      return runFlow(
-        job.question,
-        {
-          planner: createPlanner({
-            model: plannerModel,
-            tools,
-            template,
-            actionSchemaStyle: planner.actionSchemaStyle,
-            temperature: settings.temperature,
-            maxTokens: settings.maxTokens,
-            seed: job.seed,
-          }),
-          tools,
-          verifier,
-          generator,
-          ...(examples ? { examples } : {}),
-        },
-        // The python REPL is per run: samples of one item must not share variables. taskId keys the memory's exclusion.
-        { ...limits, signal, taskId: job.itemId, trajectoryId: job.trajectoryId, toolTaskId: job.trajectoryId },
-      );
-    },
+    run: (job, signal) =>
+      agent.run(job.question, {
+        seed: job.seed,
+        signal,
+        taskId: job.itemId,
+        // Not the item's own records: its other samples must not see its solution.
+        excludeTaskId: job.itemId,
+        trajectoryId: job.trajectoryId,
+        // The python REPL is per run: samples of one item must not share variables.
+        toolTaskId: job.trajectoryId,
+      }),
     release: () => planner.release(),
   };
 }
