@@ -51,7 +51,7 @@ function dapoBatch(config, batch, prompt, completion, seed = 7) {
   };
 }
 
-const objectives = { 'clipped-surrogate': clippedSurrogateObjective };
+const objectives = [clippedSurrogateObjective];
 
 /** Log-probs and LoRA gradients of a small Qwen3 with the real vocabulary, CPU against CUDA. */
 async function compareModelOnCuda() {

@@ -6,8 +6,10 @@
 export const CONSUMERS = [
   { install: ['core'], brings: ['core'], maxMb: 10 },
   { install: ['tensor'], brings: ['core', 'tensor'], maxMb: 340 },
-  { install: ['models'], brings: ['core', 'tensor', 'models'], maxMb: 340 },
-  { install: ['llm'], brings: ['core', 'llm'], maxMb: 12 },
+  // The testing export (a tiny Qwen3 folder) reads its tokenizer files from an optional peer, on use.
+  { install: ['models'], imports: ['@agentflow/models', '@agentflow/models/testing'], brings: ['core', 'tensor', 'models'], maxMb: 340 },
+  // The testing export: loopback chat servers, and a vLLM stand-in that loads models and tensor (optional peers) on use.
+  { install: ['llm'], imports: ['@agentflow/llm', '@agentflow/llm/testing'], brings: ['core', 'llm'], maxMb: 12 },
   { install: ['planner'], brings: ['core', 'llm', 'planner'], maxMb: 12 },
   { install: ['executor'], brings: ['core', 'executor'], maxMb: 12 },
   { install: ['verifier'], brings: ['core', 'llm', 'verifier'], maxMb: 12 },
@@ -15,7 +17,8 @@ export const CONSUMERS = [
   { install: ['flow'], brings: ['core', 'executor', 'llm', 'memory', 'planner', 'verifier', 'flow'], maxMb: 15 },
   { install: ['eval'], brings: ['core', 'executor', 'tensor', 'models', 'eval'], maxMb: 340 },
   { install: ['prm'], brings: ['core', 'llm', 'tensor', 'models', 'prm'], maxMb: 340 },
-  { install: ['dapo'], brings: ['core', 'dapo'], maxMb: 15 },
+  // The testing export (a tabular TrainablePolicy) needs nothing more than the main entry.
+  { install: ['dapo'], imports: ['@agentflow/dapo', '@agentflow/dapo/testing'], brings: ['core', 'dapo'], maxMb: 15 },
   // The ONNX graph objective, asked for: tensor installed next to dapo.
   { install: ['dapo', 'tensor'], imports: ['@agentflow/dapo/graph'], brings: ['core', 'tensor', 'dapo'], maxMb: 340 },
 ];
@@ -37,6 +40,16 @@ export const config: DapoConfig = parseDapoConfig({ groupSize: 4 });`,
 import { createGraphBuilder } from '@agentflow/tensor';
 export const builder = createGraphBuilder();
 export const objective: typeof clippedSurrogateObjective = clippedSurrogateObjective;`,
+  '@agentflow/dapo/testing': `import { createTabularPolicy, type TabularPolicy } from '@agentflow/dapo/testing';
+export const policy: TabularPolicy = createTabularPolicy({ prompts: 2, actions: 3 });
+export const chance: number = policy.probability(0, 1);`,
+  '@agentflow/llm/testing': `import { startOllamaServer, startVllmStandIn, type LoopbackChatServer, type VllmStandInSettings } from '@agentflow/llm/testing';
+export const server: Promise<LoopbackChatServer> = startOllamaServer('qwen3:8b', (body) => body.model);
+export const settings: VllmStandInSettings = { modelDir: 'models/Qwen3-tiny', servedModelName: 'tiny', maxLoraRank: 8 };
+export const start: typeof startVllmStandIn = startVllmStandIn;`,
+  '@agentflow/models/testing': `import { writeTinyQwen3Folder, type TinyQwen3FolderSettings } from '@agentflow/models/testing';
+const settings: TinyQwen3FolderSettings = { seed: 1, hiddenSize: 16, layers: 1, dtype: 'float32' };
+export const write: (dir: string) => Promise<string> = (dir) => writeTinyQwen3Folder(dir, settings);`,
   '@agentflow/prm': `import { renderStepInput, spearman } from '@agentflow/prm';
 export const rho: number = spearman([1, 2, 3], [1, 3, 2]);
 export const text: string = renderStepInput({ question: 'q', history: [], action: null });`,

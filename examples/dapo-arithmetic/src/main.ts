@@ -1,6 +1,6 @@
 import { type PlannerAction, type Random, type Trajectory, createRandom } from '@agentflow/core';
 import { createDapoTrainer } from '@agentflow/dapo';
-import { type TabularPolicy, createTabularPolicy } from './tabular-policy.js';
+import { type TabularPolicy, createTabularPolicy } from '@agentflow/dapo/testing';
 
 /** A prompt is a one-digit sum; token t is the answer t. */
 interface SumPrompt {
@@ -11,7 +11,7 @@ interface SumPrompt {
 
 const ANSWERS = 10;
 const prompts: SumPrompt[] = Array.from({ length: 12 }, (_value, id) => ({ id, a: id % 5, b: (id * 3) % 5 }));
-const policy = createTabularPolicy(prompts.length, ANSWERS);
+const policy = createTabularPolicy({ prompts: prompts.length, actions: ANSWERS });
 
 /** One rollout = one trajectory of one step, token-exact (prompt and completion ids, log-probs). */
 async function sampleRollouts(prompt: SumPrompt, count: number, random: Random): Promise<Trajectory[]> {

@@ -52,6 +52,8 @@ export { formatByteCount, readLimitedBody, type ReadLimitedBodySettings } from '
 export { createRandom, type Random, type RandomState } from './random/seeded-random';
 export { appendJsonl, readJsonl, writeFileAtomic, type ReadJsonlSettings } from './jsonl/jsonl';
 export { formatZodIssues } from './errors/format-zod-issues';
+/** The learning-rate schedule (linear warm-up, then constant or a half cosine) every optimiser loop uses. */
+export { scheduledLearningRate, type LearningRateDecay, type WarmupDecaySchedule } from './schedule/learning-rate';
 /**
  * The one rule for structured model replies (judge, LLM verifier, planner): required fields
  * checked with their types and ranges, keys the schema does not name dropped and reported as

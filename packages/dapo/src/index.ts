@@ -43,7 +43,7 @@ export { dapoConfigSchema, parseDapoConfig, type DapoConfig, type DapoConfigInpu
 export { createDapoTrainer, type DapoTrainer, type DapoTrainerSettings } from './loop/dapo-trainer';
 export type { OutcomeScore, ScoredGroup } from './loop/scored-group';
 export type { DapoStepMetrics } from './loop/step-metrics';
-export { buildMicroBatches, buildTrainingRows, miniBatchRowIndices, type MicroBatchSettings, type TrainingRow } from './loop/training-rows';
+export { buildMicroBatches, buildTrainingRows, microBatchRanges, miniBatchRowIndices, type MicroBatchSettings, type TrainingRow } from './loop/training-rows';
 export { createDataCursor, type DataCursor, type DataCursorState } from './loop/data-cursor';
 export { loadLatestCheckpoint, saveCheckpoint, type TrainerState } from './loop/checkpoint-store';
 /*

@@ -70,6 +70,35 @@ export {
 export { avgAtK, meanPassAtK, passAtK } from './metrics/pass-at-k';
 export { type TrajectoryStats, trajectoryStats } from './metrics/trajectory-stats';
 
+// Statistics: one bootstrap, one t interval, every caller's.
+/** The nonparametric bootstrap and its percentile interval (the order statistics at (B + 1) alpha / 2 from each end). */
+export { type BootstrapSettings, bootstrapInterval, bootstrapReplicates, percentileInterval } from './statistics/bootstrap';
+/** Student's t distribution function and quantile, any real degrees of freedom. */
+export { studentTCdf, studentTQuantile } from './statistics/student-t';
+/** The mean with its Student-t interval, over a few independent values (seeds). */
+export { type MeanEstimate, mean, meanWithInterval, tInterval } from './statistics/t-interval';
+/** Learning curves over seeds: the mean curve with its t band, and the steps one arm takes to reach another's final accuracy. */
+export {
+  compareLearningCurves,
+  type LearningCurve,
+  type LearningCurveComparison,
+  type LearningCurvePoint,
+  type MeanCurvePoint,
+  meanLearningCurve,
+} from './statistics/learning-curves';
+/** 1 - error / reference error: e.g. a PRM's MSE reduction against the constant predictor. */
+export { skillScore } from './statistics/skill-score';
+
+// Evaluation.
+/** A planner's held-out accuracy: one seeded run per task, scored by the task source, with its Wilson interval. */
+export {
+  evaluatePlanner,
+  type PlannerEvaluation,
+  type PlannerEvaluationJob,
+  type PlannerEvaluationSettings,
+  type PlannerEvaluationSummary,
+} from './evaluation/evaluate-planner';
+
 // Leakage.
 export { assertNoLeakage, type LeakageCheckSettings, leakageError, withoutLeakedItems } from './leakage/assert-no-leakage';
 export {
@@ -103,8 +132,14 @@ export {
   type TaskWorldTask,
 } from './task-world/types';
 export { type TaskWorldFiles, writeTaskWorld } from './task-world/write-task-world';
-/** The world's random planner, drawn for LoRA alone to learn the world, with a BPE tokenizer learned from its demonstrations. */
-export { createWorldPlannerFolder, type WorldPlannerSample, type WorldPlannerShape } from './task-world/world-planner';
+/** The world's random planner, drawn for LoRA alone to learn the world, with a BPE tokenizer learned from its demonstrations; its Qwen3 config, and a ceiling of its vocabulary for what is sized before it exists. */
+export {
+  createWorldPlannerFolder,
+  worldPlannerConfig,
+  worldPlannerVocabCeiling,
+  type WorldPlannerSample,
+  type WorldPlannerShape,
+} from './task-world/world-planner';
 /** The world's imperfect teacher: demonstrations with a wrong lookup or operator, answering what the mistake leads to. */
 export {
   createWorldTeacher,

@@ -31,6 +31,20 @@ export {
   type AdapterSyncState,
   type AdapterVersion,
 } from './vllm/adapter-sync';
+/**
+ * A trainer's rollouts on vLLM servers: each step's adapter saved and loaded on every server
+ * before its rollouts, the trained policy's old log-probs checked token by token against the
+ * servers' sampling log-probs; or in-process with the trained policy itself.
+ */
+export { createVllmRollouts, type VllmRolloutsSettings } from './vllm/vllm-rollouts';
+export { createLocalRollouts, type LocalRolloutsSettings, type RolloutBackend } from './rollouts/rollout-backend';
+/** The token-exact contract, measured: sampled completions against a training engine's recomputed log-probs. */
+export {
+  createTokenExactCheck,
+  type TokenExactCheck,
+  type TokenExactCheckSettings,
+  type TokenExactFigures,
+} from './vllm/token-exact-check';
 export { vllmRequestSettingsSchema, type VllmRequestSettings } from './vllm/vllm-completion';
 export { parseTokenIdString, TOKEN_ID_PREFIX, vllmCompletionResponseSchema, type VllmCompletionResponse } from './vllm/vllm-wire';
 /** A local `TrainablePolicy` as a `LanguageModel`, with token ids and log-probs. */

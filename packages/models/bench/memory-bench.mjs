@@ -103,7 +103,7 @@ async function firstRun(name, work) {
 }
 
 if (args['training-only']) {
-  const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives: { nll: nllObjective }, recompute: args.recompute === 'on' });
+  const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives: [nllObjective], recompute: args.recompute === 'on' });
   const tokens = batch * completion;
   const trainingBatch = { ...scoring, tokenWeights: scoring.completionIds.map((row) => row.map(() => 1 / tokens)), objective: { kind: 'nll' } };
   await firstRun('training step', () => trainer.run(trainingBatch, adapter));
@@ -123,7 +123,7 @@ await firstRun('generation', () =>
 const reference = await createCausalLm({ model, runtime });
 stage('reference session');
 await firstRun('reference log-probs', () => reference.logprobs(scoring));
-const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives: { nll: nllObjective }, recompute: args.recompute === 'on' });
+const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives: [nllObjective], recompute: args.recompute === 'on' });
 const tokens = batch * completion;
 const trainingBatch = { ...scoring, tokenWeights: scoring.completionIds.map((row) => row.map(() => 1 / tokens)), objective: { kind: 'nll' } };
 await firstRun('training step (LoRA r=8, all linears)', () => trainer.run(trainingBatch, adapter));

@@ -87,7 +87,7 @@ for (const preset of presets) {
   await lm.release();
 
   const loraConfig = createLoraAdapter(config, lora, 2);
-  const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, loraConfig.config), runtime, objectives: { nll: nllObjective } });
+  const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, loraConfig.config), runtime, objectives: [nllObjective] });
   const trainingBatch = { ...batch, tokenWeights: batch.completionIds.map((row) => row.map(() => 1 / (plan.batch * plan.completion))), objective: { kind: 'nll' } };
   start = now();
   await trainer.run(trainingBatch, loraConfig);

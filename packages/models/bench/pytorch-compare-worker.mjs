@@ -39,7 +39,7 @@ let runStep;
 let release;
 if (args.task === 'lora') {
   adapter = await loadLoraAdapter(join(args.dir, 'adapter'), model.config);
-  const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(model.config, adapter.config), runtime, objectives: { nll: nllObjective } });
+  const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(model.config, adapter.config), runtime, objectives: [nllObjective] });
   const batch = { ...spec, objective: { kind: 'nll' } };
   runStep = () => trainer.run(batch, adapter);
   release = () => trainer.release();

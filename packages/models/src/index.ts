@@ -7,6 +7,15 @@
 
 /** Qwen3 config.json parsing, validation and the reverse mapping. */
 export { loadQwen3Config, parseQwen3Config, QWEN3_BOUNDS, qwen3HfConfigSchema, toHfConfig, type Qwen3Config } from './config/qwen3-config';
+/** The shape rules of a Qwen3 decoder (whole heads, even head width, grouped kv heads) as issues, for a caller's own config schema. */
+export {
+  QWEN3_HF_SHAPE_KEYS,
+  qwen3HeadDim,
+  qwen3ShapeIssues,
+  type Qwen3LayerShape,
+  type Qwen3ShapeIssue,
+  type Qwen3ShapeKeys,
+} from './config/qwen3-config';
 /** Built-in model shapes (`tiny`, `qwen3-0.6b-shape`, `qwen3-8b-shape`, `tiny-qwen3-vocab`). */
 export { getModelPreset, MODEL_PRESETS, type ModelPresetName } from './config/presets';
 /** Byte-level tokenizer files with a ChatML template. */
@@ -65,18 +74,23 @@ export {
   type ConstraintVocabulary,
   type TokenConstraint,
 } from './constrained/token-constraint';
-/** LoRA adapters: settings, PEFT save/load, merge. */
+/** LoRA adapters: settings (and the `{ rank, alpha }` block every config uses), PEFT save/load, merge. */
 export {
   cloneLoraAdapter,
   createLoraAdapter,
   loraScale,
   loraSettingsSchema,
+  loraShapeSchema,
+  loraShapeSchemaWithDefaults,
   type LoraAdapter,
   type LoraConfig,
   type LoraMatrices,
   type LoraSettings,
+  type LoraShape,
 } from './lora/lora-adapter';
 export { loadLoraAdapter, mergeLoraAdapter, peftKey, saveLoraAdapter } from './lora/peft-format';
+/** The base with an adapter merged in, written once as a plain model folder (atomically: beside, then renamed). */
+export { type MergedModelFolderSettings, writeMergedModelFolder } from './lora/merged-model-folder';
 /** The inference engine: log-probs and one forward step with a KV cache. */
 export {
   createCausalLm,
@@ -88,14 +102,16 @@ export {
   type KeyValueCache,
 } from './engine/causal-lm';
 /** Batched generation with a KV cache, sampling and constraints. */
-export { generate, type GenerateSettings, type GenerationTokenizer } from './engine/generate';
+export { DEFAULT_PREFILL_CHUNK_TOKENS, generate, type GenerateSettings, type GenerationTokenizer } from './engine/generate';
 /** An ONNX Runtime session from a built graph: in memory below protobuf's 2 GB cap, through a temporary file with external data above it. */
 export { createGraphSession } from './engine/session-loader';
 /** Graph building blocks (for packages that build their own graphs on this model). */
 export { buildDecoder, type DecoderSettings, type DecoderTensors, type LoraTensors } from './graph/decoder-graph';
 export { buildInferenceGraph } from './graph/inference-graph';
 export { declareLoraInputs, loraFeeds, loraInputName, loraLayoutOf, type LoraLayout } from './graph/lora-inputs';
-/** The training graph with a pluggable objective, and its runner. */
+/** A training step's LoRA gradients by PEFT key (the names of the saved adapter), not by graph input. */
+export { peftGradients } from './graph/lora-inputs';
+/** The training graph with a pluggable objective (an objective graph naming the kind it builds), and its runner. */
 export {
   buildPolicyTrainingGraph,
   nllObjective,
@@ -103,13 +119,14 @@ export {
   type ObjectiveOutputs,
   type ObjectiveTensors,
   type PerTokenField,
-  type PolicyObjectiveBuilder,
+  type PolicyObjectiveGraph,
   type PolicyTrainingGraph,
   type TrainingGraphSettings,
 } from './graph/policy-training-graph';
-/** Predicted peak memory of a process's models and sessions (weights, adapters, activations). */
+/** Predicted peak memory of a process's models and sessions (weights, adapters, activations); parameters of a model and of one decoder layer. */
 export {
   formatMemoryPlan,
+  layerParameterCount,
   layerWidth,
   type MemoryPlan,
   type MemoryPlanRow,
@@ -119,6 +136,8 @@ export {
   type PlannedSession,
   planMemory,
 } from './engine/memory-plan';
+/** A trained policy's sessions (generation, log-probs, training step) at full length, for planMemory. */
+export { type PlannedPolicySettings, plannedPolicySessions } from './engine/policy-memory-sessions';
 export { createPolicyTrainer, type PolicyTrainer, type PolicyTrainerSettings, type TrainingStepResult } from './engine/training-step';
 /** Supervised fine-tuning (a warm start on demonstrations): the nll objective, batches, warm-up and cosine schedule, resumable by epoch. */
 export {
@@ -129,6 +148,20 @@ export {
 } from './engine/supervised-fine-tune';
 /** core's TrainablePolicy on a local Qwen3 model with LoRA. */
 export { createLocalPolicy, type LocalPolicy, type LocalPolicySettings } from './policy/local-policy';
+/** A model folder opened as a trainable LoRA policy with its tokenizer, from a fresh or a saved adapter. */
+export {
+  type LoraPolicyOpenSettings,
+  type OpenedLoraPolicy,
+  openLoraPolicy,
+  type OpenLoraPolicySettings,
+} from './policy/open-lora-policy';
+/** A warm start and the training after it: which folder and adapter each phase opens, the merged warm folder, the KL reference. */
+export {
+  createWarmStartedLora,
+  type WarmStartedLora,
+  type WarmStartedLoraSettings,
+  type WarmStartedOpenSettings,
+} from './policy/warm-started-lora';
 /** The PRM's scalar regression head. */
 export {
   createScalarHead,

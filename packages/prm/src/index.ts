@@ -47,6 +47,8 @@ export {
 } from './metrics/first-error-f1';
 /** Every metric on a held-out set at once. */
 export { evaluatePrm, labelMean, type PrmEvaluation, type PrmEvaluationSettings } from './metrics/evaluate-prm';
+/** The calibration plot: held-out labels binned by predicted score. */
+export { type CalibrationBin, calibrationBins } from './metrics/calibration';
 
 /** What labellers return. */
 export type { LabelFailure, LabelResult } from './label/label-result';
@@ -98,6 +100,7 @@ export {
   type PrmSettings,
 } from './model/prm-settings';
 export {
+  DEFAULT_PRM_TRAINING_BATCH_SIZE,
   prmTrainingSettingsSchema,
   type PrmEpochRecord,
   type PrmTrainingConfig,
@@ -107,8 +110,9 @@ export {
 export { createPrm, type Prm } from './model/prm';
 /** The planner's confidence in a trajectory, the head's extra inputs with `confidence: true`. */
 export { CONFIDENCE_FEATURE_COUNT, confidenceFeatures } from './model/confidence-features';
-/** The regression head and its loss. */
-export type { HeadParameters, PrmLoss } from './model/head-graph';
+/** The regression head and its loss (as graph nodes for training, in float64 for validation). */
+export type { HeadParameters } from './model/head-graph';
+export { meanPrmLoss, PRM_LOSSES, type PrmLoss } from './model/prm-loss';
 /** Checkpoints: `prm-config.json`, `prm-head.safetensors`, `adapter/` (PEFT). */
 export {
   loadPrm,

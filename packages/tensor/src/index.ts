@@ -51,6 +51,8 @@ export type {
   TensorSession,
 } from './runtime/runtime-types';
 export { createRuntime } from './runtime/runtime';
+/** `device: 'auto'` decided once, before any session: the CPU when CUDA is known to be missing. */
+export { resolveDevice, type DeviceResolution } from './runtime/resolve-device';
 /** The CUDA provider (`pnpm gpu:setup`) and the CUDA 13 libraries it needs: where they are, what is missing. */
 export {
   checkCudaLibraries,

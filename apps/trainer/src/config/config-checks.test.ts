@@ -85,6 +85,7 @@ describe('config files that must not be trusted', () => {
     ['task.planner.hiddenSize', { task: { kind: 'world', planner: { hiddenSize: 1e9 } } }, /task\.planner\.hiddenSize: Too big: expected number to be <=4096, found 1000000000/],
     ['task.planner.layers', { task: { kind: 'world', planner: { hiddenSize: 4096, heads: 32, keyValueHeads: 8, layers: 64, intermediateSize: 16384 } } }, /task\.planner\.layers: the planner's decoder layers would hold \d+ parameters, more than 1000000000/],
     ['task.planner.keyValueHeads', { task: { kind: 'world', planner: { heads: 4, keyValueHeads: 3 } } }, /task\.planner\.keyValueHeads: keyValueHeads must divide heads \(4\)/],
+    ['task.planner.hiddenSize (partial heads)', { task: { kind: 'world', planner: { hiddenSize: 30, heads: 4 } } }, /task\.planner\.hiddenSize: hiddenSize must be a multiple of heads \(4\), got 30/],
     ['task.planner.hiddenSize (odd head width)', { task: { kind: 'world', planner: { hiddenSize: 12, heads: 4 } } }, /hiddenSize \/ heads \(3\) must be even for rotary embeddings/],
     ['policy.maxNewTokens', { policy: { maxNewTokens: 1e9 } }, /policy\.maxNewTokens: Too big/],
   ])('bounds %s in the schema, naming the file and the key', (_, content, expected) => {

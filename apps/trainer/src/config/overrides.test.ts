@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyOverrides, collectOverrides, parseOverride } from './overrides';
-import { thrownAgentFlowError } from '../testing/thrown-error';
+import { thrownAgentFlowError } from '../testing/thrown-error.test-helper';
 
 const failure = thrownAgentFlowError;
 

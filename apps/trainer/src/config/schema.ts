@@ -1,3 +1,4 @@
+import { loraShapeSchema, loraShapeSchemaWithDefaults } from '@agentflow/models';
 import { z } from 'zod';
 import { rolloutsSchema } from './rollouts-schema';
 import { taskSchema } from './task-schema';
@@ -59,12 +60,7 @@ export const runConfigSchema = z
     policy: z
       .object({
         model: modelSource.default({ preset: 'tiny' }),
-        lora: z
-          .object({
-            rank: z.number().int().positive().default(128),
-            alpha: z.number().positive().default(256),
-          })
-          .strict()
+        lora: loraShapeSchemaWithDefaults({ rank: 128, alpha: 256, source: 'the embedded default' })
           .prefault({})
           .describe('LoRA on every linear module of the planner (PEFT "all-linear"); rank = hidden is full rank.'),
         temperature: z.number().positive().default(1).describe('Sampling temperature of rollouts and evaluation.'),
@@ -236,9 +232,7 @@ export const runConfigSchema = z
     prm: z
       .object({
         backbone: modelSource.default({ preset: 'tiny' }),
-        lora: z
-          .object({ rank: z.number().int().positive(), alpha: z.number().positive() })
-          .strict()
+        lora: loraShapeSchema
           .nullable()
           .default(null)
           .describe('LoRA on the PRM backbone, trained with the head; null (the default) trains the head alone on frozen features, in seconds.'),

@@ -1,3 +1,4 @@
+import { layerParameterCount, qwen3HeadDim, qwen3ShapeIssues } from '@agentflow/models';
 import { z } from 'zod';
 
 /** A benchmark file of a dataset task source (@agentflow/eval `DatasetSource`). */
@@ -60,34 +61,20 @@ export const WORLD_BOUNDS = {
   layerParameters: 1e9,
 } as const;
 
-interface PlannerShape {
-  hiddenSize: number;
-  layers: number;
-  heads: number;
-  keyValueHeads: number;
-  intermediateSize: number;
-}
+/** What the planner block calls the sizes @agentflow/models' shape rules name. */
+const PLANNER_SHAPE_KEYS = { hiddenSize: 'hiddenSize', numAttentionHeads: 'heads', numKeyValueHeads: 'keyValueHeads' } as const;
 
-/** The shape rules of a Qwen3 planner, each naming its key: whole heads, even RoPE pairs, grouped kv heads, a bounded size. */
-function checkPlannerShape(planner: PlannerShape, context: z.RefinementCtx): void {
-  const { hiddenSize, layers, heads, keyValueHeads, intermediateSize } = planner;
-  if (hiddenSize % heads !== 0) {
-    context.addIssue({ code: 'custom', path: ['hiddenSize'], message: `hiddenSize must be a multiple of heads (${heads})` });
-    return;
-  }
-  if ((hiddenSize / heads) % 2 !== 0) {
-    context.addIssue({ code: 'custom', path: ['hiddenSize'], message: `hiddenSize / heads (${hiddenSize / heads}) must be even for rotary embeddings` });
-  }
-  if (heads % keyValueHeads !== 0) {
-    context.addIssue({ code: 'custom', path: ['keyValueHeads'], message: `keyValueHeads must divide heads (${heads})` });
-  }
-  const headDim = hiddenSize / heads;
-  const perLayer = 2 * heads * headDim * hiddenSize + 2 * keyValueHeads * headDim * hiddenSize + 3 * intermediateSize * hiddenSize;
-  if (perLayer * layers > WORLD_BOUNDS.layerParameters) {
+/** The planner's Qwen3 shape rules (@agentflow/models), each issue at its key, and the size bound of a CPU planner. */
+function checkPlannerShape(planner: { hiddenSize: number; layers: number; heads: number; keyValueHeads: number; intermediateSize: number }, context: z.RefinementCtx): void {
+  const shape = { hiddenSize: planner.hiddenSize, intermediateSize: planner.intermediateSize, numAttentionHeads: planner.heads, numKeyValueHeads: planner.keyValueHeads };
+  for (const { key, message } of qwen3ShapeIssues(shape, PLANNER_SHAPE_KEYS)) context.addIssue({ code: 'custom', path: [key], message });
+  if (!Number.isInteger(qwen3HeadDim(shape))) return; // no whole heads, no layer to count
+  const parameters = planner.layers * layerParameterCount(shape);
+  if (parameters > WORLD_BOUNDS.layerParameters) {
     context.addIssue({
       code: 'custom',
       path: ['layers'],
-      message: `the planner's decoder layers would hold ${perLayer * layers} parameters, more than ${WORLD_BOUNDS.layerParameters} (a preset planner trains on the CPU; give policy.model.path for a larger model)`,
+      message: `the planner's decoder layers would hold ${parameters} parameters, more than ${WORLD_BOUNDS.layerParameters} (a preset planner trains on the CPU; give policy.model.path for a larger model)`,
     });
   }
 }

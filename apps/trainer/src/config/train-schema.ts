@@ -1,7 +1,6 @@
 import { dapoConfigSchema } from '@agentflow/dapo';
+import { loraShapeSchema } from '@agentflow/models';
 import { z } from 'zod';
-
-const loraShape = z.object({ rank: z.number().int().positive(), alpha: z.number().positive() }).strict();
 
 /**
  * Where the embedded default departs from @agentflow/dapo's own defaults (which are the DAPO
@@ -53,8 +52,9 @@ export function layOver(defaults: unknown, value: unknown): unknown {
 
 /**
  * The `train` block: @agentflow/dapo's own schema (every knob: epsLow / epsHigh, aggregation,
- * overlong shaping with maxLength and cacheLength, dynamic sampling, updateEpochs, KL...), laid
- * over {@link TRAIN_DEFAULTS}, plus the two settings of the trainer's DAPO stage.
+ * overlong shaping with maxLength and cacheLength, dynamic sampling, updateEpochs, KL..., and
+ * its cross-field checks), laid over {@link TRAIN_DEFAULTS}, plus the two settings of the
+ * trainer's DAPO stage.
  */
 export const trainSchema = z.preprocess(
   (value) => {
@@ -62,10 +62,9 @@ export const trainSchema = z.preprocess(
     if (!isPlainObject(merged) || merged.promptsPerMiniBatch !== undefined) return merged;
     return { ...merged, promptsPerMiniBatch: merged.promptsPerBatch };
   },
-  z
-    .object({
-      ...dapoConfigSchema.shape,
-      lora: loraShape
+  dapoConfigSchema
+    .safeExtend({
+      lora: loraShapeSchema
         .nullable()
         .describe(
           "A fresh LoRA for DAPO on the warm-started planner with its adapter merged (B = 0: step 1 starts at the warm policy, with Adam moments of its own); null: DAPO goes on training the warm-start adapter (policy.lora) and its Adam moments (at lr 3e-4 it barely moved, at 1e-3 it collapsed).",
@@ -75,11 +74,6 @@ export const trainSchema = z.preprocess(
         .int()
         .positive()
         .describe('Held-out tasks evaluated every evaluateEvery steps (the first N of the test split).'),
-    })
-    .strict()
-    .refine((value) => value.promptsPerMiniBatch <= value.promptsPerBatch, {
-      message: 'promptsPerMiniBatch must be <= promptsPerBatch (a step cannot update on more groups than it samples)',
-      path: ['promptsPerMiniBatch'],
     })
     .describe(`DAPO: @agentflow/dapo's configuration, with the embedded default's values where they differ (TRAIN_DEFAULTS).`),
 );

@@ -15,8 +15,8 @@ import { readJsonl, type Trajectory } from '@agentflow/core';
 import { loadAgentFlowJson, loadCsvBenchmark, selectItems } from '@agentflow/eval';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSummarySchema } from '../report/run-summary';
-import { type ChatRequestBody, type LoopbackChatServer, startOllamaServer, startOpenAiCompatibleServer } from '../testing/loopback-model-servers';
-import { writeTinyQwen3Folder } from '../testing/tiny-qwen3-folder';
+import { type ChatRequestBody, type LoopbackChatServer, startOllamaServer, startOpenAiCompatibleServer } from '@agentflow/llm/testing';
+import { writeTinyQwen3Folder } from '@agentflow/models/testing';
 
 const root = resolve(__dirname, '..', '..', '..', '..');
 const cli = join(root, 'apps', 'trainer', 'dist', 'cli.js');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openRun, resolveConfig } from './open-run';
-import { thrownAgentFlowError } from '../testing/thrown-error';
+import { thrownAgentFlowError } from '../testing/thrown-error.test-helper';
 
 let dir: string;
 beforeEach(() => {

@@ -3,7 +3,7 @@ import { AgentFlowError, assertNever, type LanguageModel, type MemoryStore, type
 import { type CrossTaskMemory, createCrossTaskMemory } from '@agentflow/flow';
 import { createQdrantMemoryStore, createSqliteMemoryStore } from '@agentflow/memory';
 import { checkSplitLeakage, type SplitLeakageRecord, type TaskSource, type TaskSourceTools } from '@agentflow/eval';
-import { findCudaProviderLibrary } from '@agentflow/tensor';
+import { resolveDevice } from '@agentflow/tensor';
 import type { RunConfig } from '../config/schema';
 import { chatModelOf } from '../sources/chat-endpoint';
 import { type ConfiguredTaskSource, configuredTaskSource } from '../sources/task-source-of';
@@ -33,17 +33,15 @@ export interface PipelineContext {
 }
 
 /**
- * `device: auto` resolved once for the whole run: every stage opens its own ONNX Runtime
- * sessions, and each would otherwise try CUDA and log its own fallback line.
+ * `device: auto` resolved once for the whole run (tensor's resolveDevice): every stage opens
+ * its own ONNX Runtime sessions, and each would otherwise try CUDA and log its own fallback line.
  */
-function resolveDevice(device: RunConfig['device'], emit: RunEventListener): RunConfig['device'] {
-  if (device !== 'auto' || findCudaProviderLibrary() !== undefined) return device;
-  emit({
-    type: 'log',
-    level: 'info',
-    message: 'device auto: the CUDA provider of onnxruntime-node is not installed (pnpm gpu:setup installs it); running on the CPU.',
-  });
-  return 'cpu';
+function resolveRunDevice(device: RunConfig['device'], emit: RunEventListener): RunConfig['device'] {
+  const resolution = resolveDevice(device);
+  if (resolution.fallbackReason !== undefined) {
+    emit({ type: 'log', level: 'info', message: `device auto: running on the CPU: ${resolution.fallbackReason}` });
+  }
+  return resolution.device;
 }
 
 /** A config's task source after the leakage guard, with what the guard found. */
@@ -128,7 +126,7 @@ export async function createPipelineContext(
     throw error;
   }
   return {
-    config: { ...config, device: resolveDevice(config.device, emit) },
+    config: { ...config, device: resolveRunDevice(config.device, emit) },
     run,
     source,
     configured,

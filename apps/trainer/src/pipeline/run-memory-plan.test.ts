@@ -1,12 +1,14 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getModelPreset, toHfConfig } from '@agentflow/models';
+import { DEFAULT_PREFILL_CHUNK_TOKENS, getModelPreset, loadQwen3Config, parameterCount, toHfConfig } from '@agentflow/models';
+import { DEFAULT_PRM_TRAINING_BATCH_SIZE, prmTrainingSettingsSchema } from '@agentflow/prm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/load-config';
 import { runConfigSchema } from '../config/schema';
+import { configuredTaskSource } from '../sources/task-source-of';
 import { formatDryRun } from './dry-run';
-import { runMemoryPlan } from './run-memory-plan';
+import { runMemoryModels, runMemoryPlan } from './run-memory-plan';
 
 // Folders with Qwen3-8B's and Qwen3-0.6B's config.json only: the plan reads shapes, not weights.
 const root = mkdtempSync(join(tmpdir(), 'agentflow-plan-'));
@@ -19,7 +21,8 @@ function configFolder(name: string, preset: string): string {
 }
 const planner = configFolder('Qwen3-8B', 'qwen3-8b-shape');
 const prm = configFolder('Qwen3-0.6B', 'qwen3-0.6b-shape');
-const reference = join(import.meta.dirname, '..', '..', '..', '..', 'configs', 'aime-qwen3-8b.yaml');
+const configs = join(import.meta.dirname, '..', '..', '..', '..', 'configs');
+const reference = join(configs, 'aime-qwen3-8b.yaml');
 const load = (...overrides: string[]) =>
   loadConfig(reference, runConfigSchema, { overrides: [`policy.model.path=${planner}`, `prm.backbone.path=${prm}`, ...overrides] });
 
@@ -52,5 +55,38 @@ describe('the memory plan of --dry-run', () => {
     const prmTraining = (...overrides: string[]) =>
       runMemoryPlan(load('prm.lora={rank: 16, alpha: 32}', ...overrides)).rows.find((row) => row.model === 'PRM' && row.part === 'training (activations)')!.bytes;
     expect(prmTraining()).toBeLessThan(prmTraining('policy.recompute=false') / 4);
+  });
+});
+
+describe('the memory plan of the embedded default', () => {
+  it('plans the 128-wide planner the warm start builds from task.planner, under a ceiling of its vocabulary', async () => {
+    const config = loadConfig(join(configs, 'default.yaml'), runConfigSchema);
+    const [planner, prm] = runMemoryModels(config);
+    // The run's builder: the world's preset planner, from a few of its training questions.
+    const configured = configuredTaskSource(config);
+    const samples = configured.source
+      .split('train')
+      .slice(0, 40)
+      .map((item) => ({ prompt: [{ role: 'user' as const, content: item.question }], completion: JSON.stringify({ action: 'finish', action_input: item.answer }) }));
+    const dir = join(root, 'policy');
+    await configured.createPresetPlanner!(dir, samples, config.seed);
+    const built = loadQwen3Config(dir);
+    expect(built.hiddenSize).toBe(128);
+    expect(planner!.config).toEqual({ ...built, vocabSize: planner!.config.vocabSize });
+    expect(planner!.config.vocabSize).toBeGreaterThanOrEqual(built.vocabSize);
+    // The PRM's backbone is the warm planner with its adapter merged: the same model.
+    expect(prm!.config).toEqual(planner!.config);
+    // What the plan reports: one float32 copy of the planner's weights on the CPU, of the planned parameters.
+    const weights = runMemoryPlan(config, 64 * 2 ** 30).rows.find((row) => row.model === 'planner' && row.part === 'weights')!;
+    expect(weights.bytes).toBe(4 * parameterCount(planner!.config));
+    expect(parameterCount(planner!.config) - parameterCount(built)).toBe((planner!.config.vocabSize - built.vocabSize) * 128);
+  });
+
+  it("sizes generation and the PRM's training with the packages' own defaults", () => {
+    const [planner, prm] = runMemoryModels(load('prm.lora={rank: 16, alpha: 32}'));
+    expect(planner!.sessions.find((session) => session.name === 'generation')).toMatchObject({ kind: 'inference', chunk: DEFAULT_PREFILL_CHUNK_TOKENS });
+    expect(prm!.sessions.find((session) => session.name === 'training')).toMatchObject({ kind: 'scalar-head', rows: DEFAULT_PRM_TRAINING_BATCH_SIZE });
+    // The PRM trains with that batch: the run's train-prm stage sets none.
+    expect(prmTrainingSettingsSchema.parse({}).batchSize).toBe(DEFAULT_PRM_TRAINING_BATCH_SIZE);
   });
 });

@@ -1,15 +1,24 @@
 import { totalmem } from 'node:os';
-import { getModelPreset, loadQwen3Config, type MemoryPlan, type PlannedModel, type PlannedSession, planMemory, type Qwen3Config } from '@agentflow/models';
+import { AgentFlowError } from '@agentflow/core';
+import { microBatchRanges } from '@agentflow/dapo';
+import { worldPlannerConfig, worldPlannerVocabCeiling } from '@agentflow/eval';
+import { loadQwen3Config, type MemoryPlan, type PlannedModel, type PlannedSession, planMemory, plannedPolicySessions, type Qwen3Config } from '@agentflow/models';
+import { DEFAULT_PRM_TRAINING_BATCH_SIZE } from '@agentflow/prm';
 import type { RunConfig } from '../config/schema';
 
 /** What a CUDA plan assumes the GPU has when the config does not say: one H200. */
 export const DEFAULT_CUDA_GIB = 139;
-const PREFILL_CHUNK = 512; // @agentflow/models generate's default prefillChunkTokens
-const PRM_TRAINING_ROWS = 32; // @agentflow/prm's default training batchSize: examples per backbone run
 
-/** The model's config: from its folder's config.json, or its preset. */
-function modelConfig(source: RunConfig['policy']['model']): Qwen3Config {
-  return 'path' in source ? loadQwen3Config(source.path) : getModelPreset(source.preset);
+/**
+ * The model a config names: its folder's config.json, or for a preset the world's random planner
+ * as the warm start creates it from `task.planner` (@agentflow/eval worldPlannerConfig), with a
+ * ceiling of the vocabulary its tokenizer will learn (worldPlannerVocabCeiling).
+ */
+function modelConfig(source: RunConfig['policy']['model'], task: RunConfig['task']): Qwen3Config {
+  if ('path' in source) return loadQwen3Config(source.path);
+  // The schema allows a preset with the world only; a datasets task has no planner shape.
+  if (task.kind !== 'world') throw new AgentFlowError({ code: 'INVALID_CONFIG', message: `preset ${source.preset} is the world's planner, but task.kind is ${task.kind}: give policy.model.path.` });
+  return worldPlannerConfig(task.planner, worldPlannerVocabCeiling(task));
 }
 
 /**
@@ -30,46 +39,37 @@ export function promptTokens(config: RunConfig): number {
  * KL term, the training step) and the PRM (scoring, and its training when it has LoRA).
  */
 export function runMemoryModels(config: RunConfig): PlannedModel[] {
-  const planner = modelConfig(config.policy.model);
-  const sequence = promptTokens(config) + config.policy.maxNewTokens;
-  const train = config.train;
-  const rows = train.microBatchRows;
-  const tokens = Math.min(train.microBatchTokens ?? rows * sequence, rows * sequence);
-  const trainingRows = Math.max(1, Math.min(rows, Math.floor(tokens / sequence)));
-  const sessions: PlannedSession[] = [];
-  if (config.policy.rollouts.kind === 'local') {
+  const { policy, train } = config;
+  const prompt = promptTokens(config);
+  const sequence = prompt + policy.maxNewTokens;
+  // DAPO's micro-batch of full-length rows (@agentflow/dapo microBatchRanges): the largest it makes.
+  const trainingRows = microBatchRanges(Array.from({ length: train.microBatchRows }, () => sequence), train.microBatchRows, train.microBatchTokens)[0]![1];
+  const sessions = plannedPolicySessions({
+    promptTokens: prompt,
+    completionTokens: policy.maxNewTokens,
+    trainingRows,
     // One session samples, scores DAPO's micro-batches and (with the KL term) the frozen reference.
-    const generationRows = Math.min(config.policy.generationRows, train.groupSize * train.promptsPerBatch);
-    sessions.push({ kind: 'inference', name: 'generation', rows: generationRows, sequence, scored: 0, chunk: PREFILL_CHUNK });
-  }
-  sessions.push({
-    kind: 'inference',
-    name: `log-probs${train.klCoefficient > 0 ? ' and the KL reference' : ''}${config.policy.rollouts.kind === 'vllm' ? ' (rollouts on vLLM)' : ''}`,
-    rows: trainingRows,
-    sequence,
-    scored: config.policy.maxNewTokens,
+    ...(policy.rollouts.kind === 'local' ? { generationRows: Math.min(policy.generationRows, train.groupSize * train.promptsPerBatch) } : {}),
+    recompute: policy.recompute,
+    scoringName: `log-probs${train.klCoefficient > 0 ? ' and the KL reference' : ''}${policy.rollouts.kind === 'vllm' ? ' (rollouts on vLLM)' : ''}`,
   });
-  sessions.push({
-    kind: 'training',
-    name: 'training step',
-    tokens: trainingRows * sequence,
-    rows: trainingRows,
-    completionTokens: trainingRows * config.policy.maxNewTokens,
-    recompute: config.policy.recompute,
-  });
-  const lora = train.lora ?? config.policy.lora;
-  const prm = modelConfig(config.prm.backbone);
+  const lora = train.lora ?? policy.lora;
   // The PRM reads the planner's chat ('chat') or a plain rendering of the question and the step
   // ('text': estimated at the step's tokens plus 512 for the question).
-  const prmSequence = config.prm.input === 'chat' ? sequence : config.policy.maxNewTokens + 512;
+  const prmSequence = config.prm.input === 'chat' ? sequence : policy.maxNewTokens + 512;
   const prmSessions: PlannedSession[] = [{ kind: 'scalar-head', name: 'step scoring', rows: config.prm.scoringBatchSize, sequence: prmSequence, training: false }];
-  // The PRM's LoRA training graph (@agentflow/prm) recomputes its layers with the planner's setting.
+  // The PRM's LoRA training graph (@agentflow/prm) runs its default batch per step and recomputes its layers with the planner's setting.
   if (config.prm.lora) {
-    prmSessions.push({ kind: 'scalar-head', name: 'training', rows: PRM_TRAINING_ROWS, sequence: prmSequence, training: true, recompute: config.policy.recompute });
+    prmSessions.push({ kind: 'scalar-head', name: 'training', rows: DEFAULT_PRM_TRAINING_BATCH_SIZE, sequence: prmSequence, training: true, recompute: policy.recompute });
   }
   return [
-    { name: 'planner', config: planner, loraRank: lora.rank, trained: true, sessions },
-    { name: 'PRM', config: prm, ...(config.prm.lora ? { loraRank: config.prm.lora.rank, trained: true } : {}), sessions: prmSessions },
+    { name: 'planner', config: modelConfig(policy.model, config.task), loraRank: lora.rank, trained: true, sessions },
+    {
+      name: 'PRM',
+      config: modelConfig(config.prm.backbone, config.task),
+      ...(config.prm.lora ? { loraRank: config.prm.lora.rank, trained: true } : {}),
+      sessions: prmSessions,
+    },
   ];
 }
 

@@ -1,3 +1,4 @@
+import { skillScore } from '@agentflow/eval';
 import type { MetricsRow, RunSummary } from './run-summary';
 import { escapeXml, type PlotSeries, renderSvgPlot } from './svg-plot';
 
@@ -48,8 +49,8 @@ function accuracyTable(runs: ReportRun[]): string {
 function prmTable(runs: ReportRun[]): string {
   const rows = runs.map(({ label, summary: { prm } }) => {
     if (!prm) return `<tr><td>${escapeXml(label)}</td><td colspan="6">no PRM (outcome credit)</td></tr>`;
-    const gain = prm.mse_constant > 0 ? 1 - prm.mse / prm.mse_constant : 0;
-    return `<tr><td>${escapeXml(label)}</td><td>${prm.mse.toFixed(4)}</td><td>${prm.mse_constant.toFixed(4)}</td><td>${percent(gain)}</td><td>${prm.pearson?.toFixed(3) ?? '-'}</td><td>${prm.spearman?.toFixed(3) ?? '-'}</td><td>${prm.n ?? '-'}</td></tr>`;
+    const gain = skillScore(prm.mse, prm.mse_constant);
+    return `<tr><td>${escapeXml(label)}</td><td>${prm.mse.toFixed(4)}</td><td>${prm.mse_constant.toFixed(4)}</td><td>${Number.isFinite(gain) ? percent(gain) : '-'}</td><td>${prm.pearson?.toFixed(3) ?? '-'}</td><td>${prm.spearman?.toFixed(3) ?? '-'}</td><td>${prm.n ?? '-'}</td></tr>`;
   });
   return `<table><thead><tr><th>run</th><th>PRM MSE</th><th>constant MSE</th><th>MSE reduction</th><th>Pearson</th><th>Spearman</th><th>held-out steps</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }

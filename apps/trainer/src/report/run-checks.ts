@@ -1,3 +1,4 @@
+import { skillScore } from '@agentflow/eval';
 import type { WarmStartAttempt } from '../stages/warm-start-check';
 import { percent } from './render-report';
 import type { RunCheck } from './run-summary';
@@ -34,7 +35,9 @@ export function runChecks(stages: CheckedStages): RunCheck[] {
     });
   }
   if (stages.prm) {
-    const reduction = stages.prm.mse_constant > 0 ? 1 - stages.prm.mse / stages.prm.mse_constant : 0;
+    const score = skillScore(stages.prm.mse, stages.prm.mse_constant);
+    // Constant held-out labels leave nothing to beat: shown as no reduction.
+    const reduction = Number.isFinite(score) ? score : 0;
     checks.push({
       name: 'prm',
       ok: reduction >= PRM_CHECK_MIN_REDUCTION,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { readJsonl } from '@agentflow/core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runSummarySchema } from '../report/run-summary';
-import { startVllmStandIn, type VllmStandIn } from '../testing/vllm-stand-in';
+import { startVllmStandIn, type VllmStandIn } from '@agentflow/llm/testing';
 import { vllmStatePath } from './rollout-backend';
 
 const cli = join(__dirname, '..', '..', 'dist', 'cli.js');

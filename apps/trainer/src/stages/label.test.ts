@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runConfigSchema } from '../config/schema';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { openRunDirectory, type RunDirectory } from '../pipeline/run-directory';
-import { type LoopbackChatServer, startOpenAiCompatibleServer } from '../testing/loopback-model-servers';
+import { type LoopbackChatServer, startOpenAiCompatibleServer } from '@agentflow/llm/testing';
 import { type LabelSummary, labelStage, labelSummaryPath, labelsPath } from './label';
 import { nothingLabelledError } from './label-outcome';
 import { trainPrmStage } from './train-prm';

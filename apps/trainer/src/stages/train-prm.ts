@@ -1,29 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentFlowError, createRandom, readJsonl } from '@agentflow/core';
-import { createPrm, evaluatePrm, type PrmExample, savePrm, splitByTrajectory } from '@agentflow/prm';
+import { calibrationBins, createPrm, evaluatePrm, type PrmExample, savePrm, splitByTrajectory } from '@agentflow/prm';
 import type { Stage } from '../pipeline/run-stages';
 import type { RunSummary } from '../report/run-summary';
 import type { PipelineContext } from '../pipeline/pipeline-context';
-import { POLICY_CHECKPOINTS, warmPlannerDir, writeMergedPlannerFolder } from '../pipeline/planner-checkpoints';
+import { plannerLora } from '../pipeline/planner-checkpoints';
 import { type LabelSummary, labelSummaryPath, labelsPath, trajectoriesToLabel } from './label';
 import { collectedSteps, nothingCollectedError } from './label-outcome';
 
 export type PrmStageResult = RunSummary['prm'] & { trainExamples: number; bestEpoch: number };
-
-/** Held-out labels binned by predicted score: the PRM calibration plot. */
-function calibration(scores: readonly number[], labels: readonly number[], bins = 5) {
-  const sums = Array.from({ length: bins }, () => ({ predicted: 0, observed: 0, count: 0 }));
-  scores.forEach((score, index) => {
-    const bin = sums[Math.min(bins - 1, Math.floor(score * bins))]!;
-    bin.predicted += score;
-    bin.observed += labels[index] as number;
-    bin.count++;
-  });
-  return sums
-    .filter((bin) => bin.count > 0)
-    .map((bin) => ({ predicted: bin.predicted / bin.count, observed: bin.observed / bin.count, count: bin.count }));
-}
 
 /**
  * Why labels.jsonl gives the PRM nothing to learn from: what collect yielded, when that is the
@@ -71,10 +57,7 @@ export const trainPrmStage: Stage<PipelineContext> = {
     const heldOut = split.validation.map((index) => examples[index]!);
     let backbone: string;
     if ('path' in config.prm.backbone) backbone = config.prm.backbone.path;
-    else {
-      backbone = warmPlannerDir(context);
-      await writeMergedPlannerFolder(context.policyDir, run.checkpoint(POLICY_CHECKPOINTS.warm), backbone);
-    }
+    else backbone = await plannerLora(context).writeMergedWarm();
     const prm = await createPrm({
       // The PRM reads prompts (input 'chat') as the planner's chat template rendered them.
       backbone: { kind: 'folder', path: backbone, chatTemplateKwargs: config.policy.chatTemplateKwargs },
@@ -106,7 +89,7 @@ export const trainPrmStage: Stage<PipelineContext> = {
       pearson: Number.isFinite(evaluation.pearson) ? evaluation.pearson : null,
       spearman: Number.isFinite(evaluation.spearman) ? evaluation.spearman : null,
       n: heldOut.length,
-      calibration: calibration(scores, heldOut.map((example) => example.label)),
+      calibration: calibrationBins(scores, heldOut.map((example) => example.label)),
       trainExamples: train.length,
       bestEpoch: report.bestEpoch,
     };

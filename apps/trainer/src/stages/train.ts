@@ -7,7 +7,7 @@ import { createPrmScorer, loadPrm } from '@agentflow/prm';
 import { createRunAgent } from '../pipeline/agent';
 import { evaluatePlanner } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
-import { openPlannerCheckpoint, POLICY_CHECKPOINTS, warmPlannerDir, warmReference } from '../pipeline/planner-checkpoints';
+import { openPlannerCheckpoint, plannerLora, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
 import type { Stage } from '../pipeline/run-stages';
 import { openRolloutBackend } from '../rollouts/rollout-backend';
 
@@ -30,16 +30,17 @@ export const trainStage: Stage<PipelineContext> = {
     const policy = await openPlannerCheckpoint(context, POLICY_CHECKPOINTS.dapo, {
       checkpoint: lora === null ? join(run.paths.checkpoints, POLICY_CHECKPOINTS.warm) : null,
     });
+    const planner = plannerLora(context);
     // The KL term's reference is the warm-started planner, frozen, scored by the policy's own
     // session: one copy of the model in the process.
-    const reference = dapo.klCoefficient > 0 ? await warmReference(context, policy) : undefined;
+    const reference = dapo.klCoefficient > 0 ? await planner.warmReference(policy.policy) : undefined;
     let stepScorer: StepScorer | undefined;
     if (needsStepScores(dapo.credit)) stepScorer = createPrmScorer(await loadPrm(join(run.paths.checkpoints, 'prm'), { device: config.device, batchSize: config.prm.scoringBatchSize }));
     // Rollouts in-process, or on vLLM servers that get each step's adapter (policy.rollouts).
     const rollouts = openRolloutBackend({
       config: config.policy,
       planner: policy,
-      baseModelDir: lora === null ? context.policyDir : warmPlannerDir(context),
+      baseModelDir: planner.trainedBaseDir,
       runRoot: run.root,
       version: () => trainer.step,
       emit,
@@ -83,7 +84,7 @@ export const trainStage: Stage<PipelineContext> = {
     } catch (error) {
       // No group with a learning signal in maxRounds rounds: the policy answers every prompt
       // the same way. Training cannot go on, but what it learned so far is still evaluated.
-      if (!AgentFlowError.hasCode(error, 'RUNTIME_ERROR') || !error.message.startsWith('Dynamic sampling')) throw error;
+      if (!AgentFlowError.hasCode(error, 'DYNAMIC_SAMPLING_EXHAUSTED')) throw error;
       stoppedEarly = `DAPO stopped after step ${trainer.step}: ${error.message}`;
       emit({ type: 'log', level: 'warn', message: stoppedEarly });
     }

@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentFlowError, type LanguageModel, writeFileAtomic } from '@agentflow/core';
 import type { TaskItem } from '@agentflow/eval';
@@ -6,7 +6,7 @@ import { supervisedFineTune } from '@agentflow/models';
 import { createRunAgent } from '../pipeline/agent';
 import { evaluatePlanner } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
-import { openPlannerFolder, POLICY_CHECKPOINTS, readJsonIfExists } from '../pipeline/planner-checkpoints';
+import { plannerLora, plannerOf, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
 import type { Stage } from '../pipeline/run-stages';
 import { demonstrationSamples } from './demonstration-samples';
 import { abandonedEarly, checkAttempt, heldOutSplit, initSeedOf, type WarmStartAttempt } from './warm-start-check';
@@ -62,11 +62,12 @@ export const warmStartStage: Stage<PipelineContext> = {
     }
     const checkpoint = run.checkpoint(POLICY_CHECKPOINTS.warm);
     const progressPath = join(run.paths.checkpoints, 'warm-start.json');
-    const progress = readJsonIfExists<WarmStartProgress>(progressPath) ?? { attempt: 0, epochsDone: 0, losses: [], failed: [] };
+    const saved = existsSync(progressPath) ? (JSON.parse(readFileSync(progressPath, 'utf8')) as WarmStartProgress) : undefined;
+    const progress = saved ?? { attempt: 0, epochsDone: 0, losses: [], failed: [] };
     for (;;) {
       const initSeed = initSeedOf(config.seed, progress.attempt);
       if (preset) await configured.createPresetPlanner?.(context.policyDir, samples, initSeed);
-      const policy = await openPlannerFolder(context.policyDir, config.policy, { seed: initSeed, device: config.device, checkpoint });
+      const policy = plannerOf(context, await plannerLora(context).openWarm({ seed: initSeed, checkpoint }));
       const examples = samples.map((sample) => policy.encodeExample(sample.prompt, sample.completion));
       emit({ type: 'progress', stage: 'warm-start', completed: progress.epochsDone, total: epochs });
       try {

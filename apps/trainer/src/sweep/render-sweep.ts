@@ -1,7 +1,7 @@
+import { type MeanEstimate, skillScore } from '@agentflow/eval';
 import { percent } from '../report/render-report';
 import { escapeXml, type PlotSeries, renderSvgPlot } from '../report/svg-plot';
 import { type CreditComparison, SWEEP_GOALS, type SweepArm } from './sweep-analysis';
-import type { MeanEstimate } from './sweep-statistics';
 
 /** What a sweep's table and page show. */
 export interface SweepReport {
@@ -25,7 +25,7 @@ function runRows(report: SweepReport): string[][] {
       const summary = run.summary;
       if (!summary) return [arm.arm, String(run.seed), run.failure ?? 'unfinished', '', '', '', '', '', '', ''];
       const prm = summary.prm;
-      const reduction = prm && prm.mse_constant > 0 ? 1 - prm.mse / prm.mse_constant : undefined;
+      const reduction = prm ? skillScore(prm.mse, prm.mse_constant) : Number.NaN;
       return [
         arm.arm,
         String(run.seed),
@@ -33,7 +33,7 @@ function runRows(report: SweepReport): string[][] {
         `${pct(summary.after.accuracy)} [${pct(summary.after.ci95[0])}, ${pct(summary.after.ci95[1])}]`,
         signed(100 * (summary.after.accuracy - summary.before.accuracy)),
         summary.paired ? summary.paired.pValue.toPrecision(2) : '-',
-        prm ? `${prm.mse.toFixed(4)} vs ${prm.mse_constant.toFixed(4)} (${reduction === undefined ? '-' : `${signed(-100 * reduction)}%`})` : '-',
+        prm ? `${prm.mse.toFixed(4)} vs ${prm.mse_constant.toFixed(4)} (${Number.isFinite(reduction) ? `${signed(-100 * reduction)}%` : '-'})` : '-',
         `${run.steps} / ${run.totalSteps}${run.stoppedEarly ? ' (stopped early)' : ''}`,
         run.warmStart ? `${run.warmStart.finalLoss?.toFixed(3) ?? '-'} (${run.warmStart.attempts} attempt${run.warmStart.attempts === 1 ? '' : 's'})` : '-',
         summary.durationSeconds === undefined ? '-' : `${summary.durationSeconds.toFixed(0)} s`,

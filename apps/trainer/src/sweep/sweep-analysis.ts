@@ -1,4 +1,5 @@
-import { type MeanEstimate, meanWithInterval, seedBootstrap } from './sweep-statistics';
+import { createRandom } from '@agentflow/core';
+import { compareLearningCurves, type MeanCurvePoint, type MeanEstimate, meanLearningCurve, meanWithInterval, skillScore } from '@agentflow/eval';
 import type { SweepRunResult } from './sweep-results';
 
 /** Goals of the robust-learning issue, shown beside the figures. */
@@ -16,7 +17,7 @@ export interface SweepArm {
   prmReduction: MeanEstimate;
   prmReachedGoal: number;
   /** Mean held-out accuracy at each evaluation step, with its 95% t band over seeds. */
-  curve: Array<{ step: number; rollouts: number; accuracy: MeanEstimate }>;
+  curve: MeanCurvePoint[];
 }
 
 /** Whether process credit reaches outcome credit's final accuracy in fewer steps. */
@@ -35,23 +36,7 @@ export interface CreditComparison {
 }
 
 const points = (run: SweepRunResult) => (run.summary ? 100 * (run.summary.after.accuracy - run.summary.before.accuracy) : Number.NaN);
-const reductionOf = (run: SweepRunResult) =>
-  run.summary?.prm && run.summary.prm.mse_constant > 0 ? 1 - run.summary.prm.mse / run.summary.prm.mse_constant : Number.NaN;
-
-/** The mean curve of finished runs over the evaluation steps they share. */
-function meanCurve(runs: readonly SweepRunResult[]): SweepArm['curve'] {
-  const finished = runs.filter((run) => run.summary && run.curve.length > 0);
-  if (finished.length === 0) return [];
-  const steps = finished[0]!.curve.map((point) => point.step).filter((step) => finished.every((run) => run.curve.some((point) => point.step === step)));
-  return steps.map((step) => {
-    const at = finished.map((run) => run.curve.find((point) => point.step === step)!);
-    return {
-      step,
-      rollouts: at.reduce((sum, point) => sum + point.rollouts, 0) / at.length,
-      accuracy: meanWithInterval(at.map((point) => point.accuracy)),
-    };
-  });
-}
+const reductionOf = (run: SweepRunResult) => (run.summary?.prm ? skillScore(run.summary.prm.mse, run.summary.prm.mse_constant) : Number.NaN);
 
 /** Summarises each arm of a sweep across its seeds. */
 export function analyseArm(arm: string, runs: SweepRunResult[]): SweepArm {
@@ -66,26 +51,11 @@ export function analyseArm(arm: string, runs: SweepRunResult[]): SweepArm {
     reachedGoal: gains.filter((gain) => gain >= SWEEP_GOALS.gainPoints).length,
     prmReduction: meanWithInterval(reductions),
     prmReachedGoal: reductions.filter((reduction) => reduction >= SWEEP_GOALS.prmMseReduction).length,
-    curve: meanCurve(runs),
+    curve: meanLearningCurve(runs.filter((run) => run.summary).map((run) => run.curve)),
   };
 }
 
-/** The first step whose mean accuracy reaches `target` (null: never). */
-function stepReaching(curves: ReadonlyArray<SweepRunResult['curve']>, target: number): number | null {
-  const steps = curves[0]?.map((point) => point.step) ?? [];
-  for (const step of steps) {
-    const values = curves.map((curve) => curve.find((point) => point.step === step)?.accuracy ?? Number.NaN);
-    if (values.reduce((sum, value) => sum + value, 0) / values.length >= target - 1e-12) return step;
-  }
-  return null;
-}
-
-/**
- * Compares a process-credit arm with an outcome-credit arm on the seeds both finished:
- * outcome's mean final accuracy, the first step at which process credit's mean curve reaches
- * it, that step as a fraction of the budget, and a bootstrap interval over seeds (the two
- * arms of a seed resampled together).
- */
+/** Compares a process-credit arm with an outcome-credit arm on the seeds both finished (eval's `compareLearningCurves`). */
 export function compareCredits(process: SweepArm, outcome: SweepArm): CreditComparison | undefined {
   const seeds = process.runs
     .filter((run) => run.summary)
@@ -93,25 +63,21 @@ export function compareCredits(process: SweepArm, outcome: SweepArm): CreditComp
     .filter((seed) => outcome.runs.some((run) => run.seed === seed && run.summary));
   if (seeds.length === 0) return undefined;
   const pick = (arm: SweepArm, seed: number) => arm.runs.find((run) => run.seed === seed)!;
-  const processCurves = seeds.map((seed) => pick(process, seed).curve);
-  const outcomeCurves = seeds.map((seed) => pick(outcome, seed).curve);
   const totalSteps = pick(process, seeds[0]!).totalSteps;
-  const final = (curves: ReadonlyArray<SweepRunResult['curve']>) => curves.reduce((sum, curve) => sum + (curve.at(-1)?.accuracy ?? 0), 0) / curves.length;
-  const ratioOf = (indices: readonly number[]) => {
-    const step = stepReaching(indices.map((i) => processCurves[i]!), final(indices.map((i) => outcomeCurves[i]!)));
-    return step === null ? Number.POSITIVE_INFINITY : step / totalSteps;
-  };
-  const all = seeds.map((_, index) => index);
-  const outcomeFinal = final(outcomeCurves);
-  const processStep = stepReaching(processCurves, outcomeFinal);
+  const curves = compareLearningCurves(
+    seeds.map((seed) => pick(process, seed).curve),
+    seeds.map((seed) => pick(outcome, seed).curve),
+    // 2000 resamples of the seeds from a fixed seed: the sweep's table is the same each time it is rewritten.
+    { totalSteps, resamples: 2000, random: createRandom(0).fork('sweep-bootstrap') },
+  );
   return {
     process: process.arm,
     outcome: outcome.arm,
-    outcomeFinal,
-    processStep,
+    outcomeFinal: curves.baselineFinal,
+    processStep: curves.candidateStep,
     totalSteps,
-    ratio: ratioOf(all),
-    ratio95: seedBootstrap(seeds.length, ratioOf),
-    finalDifference: meanWithInterval(seeds.map((seed) => 100 * ((pick(process, seed).curve.at(-1)?.accuracy ?? 0) - (pick(outcome, seed).curve.at(-1)?.accuracy ?? 0)))),
+    ratio: curves.ratio,
+    ratio95: curves.ratio95,
+    finalDifference: curves.finalDifference,
   };
 }

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readJsonl } from '@agentflow/core';
+import { accuracy } from '@agentflow/eval';
 import { loadConfig } from '../config/load-config';
 import { type RunConfig, runConfigSchema } from '../config/schema';
 import type { MetricsRow, RunSummary } from '../report/run-summary';
@@ -27,7 +28,8 @@ interface StageRecord {
   result?: unknown;
 }
 
-const fraction = (correct: readonly boolean[]) => (correct.length === 0 ? Number.NaN : correct.filter(Boolean).length / correct.length);
+/** Accuracy of recorded verdicts; NaN (no point on the curve) when there are none. */
+const fraction = (correct: readonly boolean[]) => (correct.length === 0 ? Number.NaN : accuracy(correct).estimate);
 
 /**
  * Reads one run directory of a sweep: its summary, its DAPO steps, the warm start's check, and

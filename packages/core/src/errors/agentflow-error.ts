@@ -23,6 +23,8 @@ export type AgentFlowErrorCode =
   | 'SANDBOX_VIOLATION'
   | 'DATA_LEAKAGE'
   | 'CHECKPOINT_ERROR'
+  /** Dynamic sampling found too few groups whose rewards differ within its round cap: training cannot go on. */
+  | 'DYNAMIC_SAMPLING_EXHAUSTED'
   /** An optional peer dependency a feature needs is not installed (the package is named). */
   | 'MISSING_DEPENDENCY'
   | 'INTERNAL';

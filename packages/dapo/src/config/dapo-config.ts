@@ -128,8 +128,9 @@ export const dapoConfigSchema = z
     checkpointEvery: z.number().int().nonnegative().default(10).describe('Save a checkpoint every N steps (and after the last); 0 only at the end. Default 10 (AgentFlow).'),
     evaluateEvery: z.number().int().nonnegative().default(10).describe('Call the evaluation function every N steps; 0 never. Default 10 (AgentFlow).'),
   })
+  // Kept by `safeExtend`, so a schema built on this one (the trainer's `train` block) checks it too.
   .refine((value) => value.promptsPerMiniBatch <= value.promptsPerBatch, {
-    message: 'promptsPerMiniBatch must be <= promptsPerBatch',
+    message: 'promptsPerMiniBatch must be <= promptsPerBatch (a step cannot update on more groups than it samples)',
     path: ['promptsPerMiniBatch'],
   })
   .describe('DAPO training configuration.');

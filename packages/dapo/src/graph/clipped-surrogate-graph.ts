@@ -1,13 +1,10 @@
-import { AgentFlowError, type PolicyObjective, describeValue } from '@agentflow/core';
+import { AgentFlowError, type PolicyObjective } from '@agentflow/core';
 import type { GraphBuilder, SymbolicTensor } from '@agentflow/tensor';
+import { type ClippedSurrogateSettings, assertClipRange } from '../math/clipped-surrogate';
 import { KL_LOG_RATIO_BOUND, KL_TOKEN_BOUND } from '../math/reference-kl';
 
-export interface SurrogateGraphSettings {
-  epsLow: number;
-  epsHigh: number;
-  /** k3 KL coefficient; 0 (default) needs no reference log-probs. */
-  klCoefficient?: number;
-}
+/** The settings of the objective, as for `clippedSurrogate`; klCoefficient > 0 needs reference log-probs. */
+export type SurrogateGraphSettings = ClippedSurrogateSettings;
 
 /** The per-token tensors of the objective, all with the same shape ([batch, completion]). */
 export interface SurrogateTensors {
@@ -22,7 +19,7 @@ export interface SurrogateTensors {
 
 /** Scalars of the clipped-surrogate objective. */
 export interface SurrogateGraphTerms {
-  /** -sum(w * min(r A, clip(r) A)) + beta * sum(w * k3(ref, new)). */
+  /** The objective of `clippedSurrogate` (its one statement, in src/math/clipped-surrogate.ts). */
   loss: SymbolicTensor;
   /** Counted tokens (weight > 0) whose ratio was clipped. */
   clippedTokens: SymbolicTensor;
@@ -38,19 +35,11 @@ export interface SurrogateGraph extends SurrogateGraphTerms {
   inputNames: { oldLogprobs: string; advantages: string; tokenWeights: string; referenceLogprobs?: string };
 }
 
-function assertClipRange(settings: SurrogateGraphSettings): void {
-  if (!(settings.epsLow >= 0 && settings.epsLow < 1) || !(settings.epsHigh >= 0)) {
-    throw new AgentFlowError({
-      code: 'INVALID_ARGUMENT',
-      message: `Clip range needs 0 <= epsLow < 1 and epsHigh >= 0, got ${describeValue(settings.epsLow)} / ${describeValue(settings.epsHigh)}.`,
-    });
-  }
-}
-
 /**
- * DAPO's clipped surrogate as graph nodes over given tensors, the same math as
- * `clippedSurrogate`; reverse-mode autodiff of the graph gives its gradient. Tokens with
- * weight 0 (padding) are kept out of exp() so junk log-probs there cannot produce NaN.
+ * `clippedSurrogate` (src/math/clipped-surrogate.ts states the objective) as graph nodes over
+ * given tensors; reverse-mode autodiff of the graph gives its gradient, and the tests compare
+ * both with the typed-array form. Tokens with weight 0 (padding) are kept out of exp() so junk
+ * log-probs there cannot produce NaN.
  */
 export function clippedSurrogateTerms(g: GraphBuilder, tensors: SurrogateTensors, settings: SurrogateGraphSettings): SurrogateGraphTerms {
   assertClipRange(settings);
@@ -130,19 +119,38 @@ export interface ObjectiveGraphTensors {
   perToken(field: 'advantages' | 'oldLogprobs' | 'referenceLogprobs'): SymbolicTensor;
 }
 
+/** The `{ kind: 'clipped-surrogate' }` member of core's PolicyObjective: what a DAPO training batch names. */
+export type ClippedSurrogatePolicyObjective = Extract<PolicyObjective, { kind: 'clipped-surrogate' }>;
+
+/** The clipped surrogate as a graph-based policy takes an objective (the shape of @agentflow/models' PolicyObjectiveGraph). */
+export interface ClippedSurrogateObjectiveGraph {
+  readonly kind: 'clipped-surrogate';
+  build(g: GraphBuilder, tensors: ObjectiveGraphTensors, objective: ClippedSurrogatePolicyObjective): ClippedSurrogateObjectiveOutputs;
+}
+
+/** The loss and the per-micro-batch metrics of {@link clippedSurrogateObjective}. */
+export interface ClippedSurrogateObjectiveOutputs {
+  loss: SymbolicTensor;
+  metrics: { clipFraction: SymbolicTensor; approxKl: SymbolicTensor; entropy: SymbolicTensor };
+}
+
 /**
- * The objective builder for `{ kind: 'clipped-surrogate' }` that a graph-based policy (the
- * local Qwen3 policy of @agentflow/models: `objectives: { 'clipped-surrogate':
- * clippedSurrogateObjective }`) plugs into its training graph. Reports clip fraction,
- * approximate KL and entropy as means over counted tokens of the micro-batch.
+ * The objective of DAPO's training batches (`{ kind: 'clipped-surrogate' }`), handed as it is to
+ * a graph-based policy (the local Qwen3 policy of @agentflow/models:
+ * `createLocalPolicy({ objectives: [clippedSurrogateObjective] })`), which trains each batch
+ * that names this kind with it. Reports clip fraction, approximate KL and entropy as means over
+ * counted tokens of the micro-batch.
  */
-export function clippedSurrogateObjective(g: GraphBuilder, tensors: ObjectiveGraphTensors, objective: PolicyObjective) {
-  if (objective.kind !== 'clipped-surrogate') {
-    throw new AgentFlowError({
-      code: 'INVALID_ARGUMENT',
-      message: `clippedSurrogateObjective builds 'clipped-surrogate' objectives, got ${describeValue(objective.kind)}.`,
-    });
-  }
+export const clippedSurrogateObjective: ClippedSurrogateObjectiveGraph = {
+  kind: 'clipped-surrogate',
+  build: buildClippedSurrogateObjective,
+};
+
+function buildClippedSurrogateObjective(
+  g: GraphBuilder,
+  tensors: ObjectiveGraphTensors,
+  objective: ClippedSurrogatePolicyObjective,
+): ClippedSurrogateObjectiveOutputs {
   const terms = clippedSurrogateTerms(
     g,
     {

@@ -4,8 +4,15 @@ import { join } from 'node:path';
 import { AgentFlowError, type StepScorer, type StepScoringInput, createRandom } from '@agentflow/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DapoConfigInput } from '../config/dapo-config';
-import { type TwoActionPolicy, createTwoActionPolicy } from './__fixtures__/two-action-policy';
-import { createTwoActionRollouts, scoreTwoAction, successRate, twoActionPrompts } from './__fixtures__/two-action-task';
+import type { TabularPolicy } from '../testing';
+import {
+  actionLetter,
+  createTwoActionPolicy,
+  createTwoActionRollouts,
+  scoreTwoAction,
+  successRate,
+  twoActionPrompts,
+} from './__fixtures__/two-action-task';
 import { type DapoTrainerSettings, createDapoTrainer } from './dapo-trainer';
 import type { DapoStepMetrics } from './step-metrics';
 import type { TwoActionPrompt } from './__fixtures__/two-action-task';
@@ -36,7 +43,7 @@ const temporaryFolder = () => {
   return folder;
 };
 
-type Overrides = Partial<DapoTrainerSettings<TwoActionPrompt>> & { policy?: TwoActionPolicy };
+type Overrides = Partial<DapoTrainerSettings<TwoActionPrompt>> & { policy?: TabularPolicy };
 
 function setup(seed: number, overrides: Overrides = {}, extraConfig: DapoConfigInput = {}) {
   const policy = overrides.policy ?? createTwoActionPolicy({ prompts: prompts.length + 1 });
@@ -130,7 +137,7 @@ describe('createDapoTrainer on a two-action task (exact-gradient softmax policy)
           seen.push(input);
           if (input.action?.action === 'finish') return 0.5;
           const prompt = prompts[Number(input.question.split(' ')[1])] as TwoActionPrompt;
-          return input.action?.action === String.fromCharCode(65 + prompt.correct) ? 0.9 : 0.1;
+          return input.action?.action === actionLetter(prompt.correct) ? 0.9 : 0.1;
         }),
     };
     const policyHolder = createTwoActionPolicy({ prompts: prompts.length + 1 });
@@ -197,7 +204,7 @@ describe('createDapoTrainer on a two-action task (exact-gradient softmax policy)
     });
     const attempt = trainer.trainStep();
     await expect(attempt).rejects.toThrow(/kept 0 of 4 groups after 3 generation rounds .*96 rollouts spent on them/);
-    await attempt.catch((error) => expect(AgentFlowError.hasCode(error, 'RUNTIME_ERROR')).toBe(true));
+    await attempt.catch((error) => expect(AgentFlowError.hasCode(error, 'DYNAMIC_SAMPLING_EXHAUSTED')).toBe(true));
   });
 
   it('rejects rollouts without token ids and a wrong number of rollouts', async () => {

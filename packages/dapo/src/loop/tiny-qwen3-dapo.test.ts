@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Random, type Trajectory, createRandom } from '@agentflow/core';
-import { type LocalPolicy, type PolicyObjectiveBuilder, createLocalPolicy, createRandomModel, getModelPreset } from '@agentflow/models';
+import { type LocalPolicy, type PolicyObjectiveGraph, createLocalPolicy, createRandomModel, getModelPreset } from '@agentflow/models';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DapoConfigInput } from '../config/dapo-config';
 import { clippedSurrogateObjective } from '../graph/clipped-surrogate-graph';
@@ -10,7 +10,7 @@ import { createDapoTrainer } from './dapo-trainer';
 import type { DapoStepMetrics } from './step-metrics';
 
 // Compile-time check that the graph objective plugs into the models' training graph.
-const objective: PolicyObjectiveBuilder = clippedSurrogateObjective;
+const objective: PolicyObjectiveGraph = clippedSurrogateObjective;
 
 // The tiny preset's shape with a vocabulary of just the two actions (tokens 0 and 1): the
 // untrained model samples both. The right action is the opposite of the prompt's last token,
@@ -37,7 +37,7 @@ async function createPolicy(): Promise<LocalPolicy> {
   const head = model.weights.get('lm_head.weight');
   if (head === undefined) throw new Error('the untied model has no lm_head.weight');
   head.data = head.data.map((value) => value * 5);
-  return createLocalPolicy({ model, device: 'cpu', eosTokenIds: [], lora: { rank: 4, alpha: 8 }, seed: 3, objectives: { 'clipped-surrogate': objective } });
+  return createLocalPolicy({ model, device: 'cpu', eosTokenIds: [], lora: { rank: 4, alpha: 8 }, seed: 3, objectives: [objective] });
 }
 
 /** Expected success: the mean over prompts of p(right action). */

@@ -13,14 +13,16 @@ export interface ClippedSurrogateInput {
 }
 
 export interface ClippedSurrogateSettings {
+  /** Lower clip range: the ratio is clipped from below at 1 - epsLow; 0 <= epsLow < 1. */
   epsLow: number;
+  /** Upper clip range, decoupled ("clip-higher"): the ratio is clipped from above at 1 + epsHigh; epsHigh >= 0. */
   epsHigh: number;
   /** Coefficient of the k3 KL estimator against the reference policy (bounded: see boundedK3); 0 (default) turns it off. */
   klCoefficient?: number;
 }
 
 export interface ClippedSurrogateResult {
-  /** -sum(w * min(r A, clip(r) A)) + beta * sum(w * k3). */
+  /** The objective of {@link clippedSurrogate}. */
   loss: number;
   /** [tokens] d loss / d newLogprobs; 0 where the clipped branch is active. */
   gradient: Float64Array;
@@ -36,11 +38,25 @@ export interface ClippedSurrogateResult {
   tokens: number;
 }
 
+/** Throws INVALID_ARGUMENT unless 0 <= epsLow < 1 and epsHigh >= 0. */
+export function assertClipRange(settings: ClippedSurrogateSettings): void {
+  if (!(settings.epsLow >= 0 && settings.epsLow < 1) || !(settings.epsHigh >= 0)) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `Clip range needs 0 <= epsLow < 1 and epsHigh >= 0, got epsLow ${describeValue(settings.epsLow)}, epsHigh ${describeValue(settings.epsHigh)}.`,
+    });
+  }
+}
+
 /**
- * DAPO's clipped surrogate (decoupled eps_low / eps_high) with its exact gradient with
- * respect to the new log-probs. r = exp(new - old); term = min(r A, clip(r, 1 - epsLow,
- * 1 + epsHigh) A). Where the clipped branch is strictly smaller the term is constant in
- * the new log-probs, so its gradient is 0; otherwise d term / d new = r A.
+ * DAPO's clipped surrogate (decoupled eps_low / eps_high), the one statement of the objective:
+ * per token with weight w > 0, r = exp(new - old) and
+ *   loss = -sum(w * min(r A, clip(r, 1 - epsLow, 1 + epsHigh) A)) + beta * sum(w * k3(ref, new))
+ * with k3 bounded as in {@link boundedK3}. Tokens with w = 0 (padding) count nowhere. This is
+ * the typed-array form, with the exact gradient with respect to the new log-probs: where the
+ * clipped branch is strictly smaller the term is constant in the new log-probs, so its
+ * gradient is 0; otherwise d term / d new = r A. The ONNX-graph form that trains through
+ * autodiff (`clippedSurrogateTerms` of `@agentflow/dapo/graph`) is tested against this one.
  */
 export function clippedSurrogate(
   input: ClippedSurrogateInput,
@@ -59,12 +75,7 @@ export function clippedSurrogate(
       });
     }
   }
-  if (!(settings.epsLow >= 0 && settings.epsLow < 1) || !(settings.epsHigh >= 0)) {
-    throw new AgentFlowError({
-      code: 'INVALID_ARGUMENT',
-      message: `Clip range needs 0 <= epsLow < 1 and epsHigh >= 0, got epsLow ${describeValue(settings.epsLow)}, epsHigh ${describeValue(settings.epsHigh)}.`,
-    });
-  }
+  assertClipRange(settings);
   const beta = settings.klCoefficient ?? 0;
   const reference = input.referenceLogprobs;
   if (beta !== 0 && (reference === undefined || reference.length !== count)) {

@@ -66,7 +66,7 @@ describe('collectGroups', () => {
     await expect(attempt).rejects.toThrow(
       /kept 1 of 4 groups after 2 generation rounds \(6 of 7 groups dropped because all their rewards were equal, 12 rollouts spent on them\)/,
     );
-    await attempt.catch((error) => expect(AgentFlowError.hasCode(error, 'RUNTIME_ERROR')).toBe(true));
+    await attempt.catch((error) => expect(AgentFlowError.hasCode(error, 'DYNAMIC_SAMPLING_EXHAUSTED')).toBe(true));
   });
 
   it("'drop' trains on what is left and 'off' keeps everything", async () => {

@@ -93,7 +93,7 @@ export async function collectGroups<Group>(settings: CollectGroupsSettings<Group
         }
       }
       throw new AgentFlowError({
-        code: 'RUNTIME_ERROR',
+        code: 'DYNAMIC_SAMPLING_EXHAUSTED',
         message:
           `Dynamic sampling kept ${kept.length} of ${targetGroups} groups after ${policy.maxRounds} generation rounds ` +
           `(${droppedGroups} of ${generatedGroups} groups dropped because all their rewards were equal, ` +

@@ -1,4 +1,7 @@
-import { AgentFlowError, createRandom, type Random } from '@agentflow/core';
+import { AgentFlowError } from '@agentflow/core';
+import { type BootstrapSettings, bootstrapReplicates, percentileInterval } from '../statistics/bootstrap';
+import { mean } from '../statistics/t-interval';
+import { accuracy } from './accuracy';
 
 export interface McNemarResult {
   /** Items A got right and B wrong. */
@@ -12,7 +15,7 @@ export interface McNemarResult {
 export interface BootstrapResult {
   /** Mean of (B - A) over items: B's accuracy minus A's. */
   difference: number;
-  /** 95% percentile interval of the difference over resamples. */
+  /** 95% bootstrap percentile interval of the difference (the order-statistic rule of `percentileInterval`). */
   lower: number;
   upper: number;
   /** Two-sided p-value: twice the smaller share of resampled differences on either side of 0. */
@@ -28,12 +31,8 @@ export interface PairedComparison {
   bootstrap: BootstrapResult;
 }
 
-export interface PairedComparisonSettings {
-  /** Bootstrap resamples (default 10,000: a p-value resolution of 1e-4). */
-  resamples?: number;
-  /** Seed or generator for the bootstrap, so the same runs give the same interval (default seed 0). */
-  random?: Random | number;
-}
+/** The bootstrap's resamples (default 10,000: a p-value resolution of 1e-4) and seed (default 0). */
+export type PairedComparisonSettings = BootstrapSettings;
 
 function checkPaired(a: readonly boolean[], b: readonly boolean[]): void {
   if (a.length !== b.length || a.length === 0) {
@@ -67,34 +66,32 @@ export function mcnemarExact(a: readonly boolean[], b: readonly boolean[]): McNe
   return { onlyA, onlyB, pValue: Math.min(1, 2 * tail) };
 }
 
-/** Paired bootstrap of B's accuracy minus A's, resampling items with replacement. */
+/**
+ * Paired bootstrap of B's accuracy minus A's, resampling items with replacement
+ * (`bootstrapReplicates`), with the percentile interval of `percentileInterval`.
+ */
 export function pairedBootstrap(a: readonly boolean[], b: readonly boolean[], settings: PairedComparisonSettings = {}): BootstrapResult {
   checkPaired(a, b);
   const { resamples = 10_000 } = settings;
-  if (!Number.isInteger(resamples) || resamples < 1) {
-    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `resamples must be a positive integer, got ${resamples}.` });
-  }
-  const random = typeof settings.random === 'object' ? settings.random : createRandom(settings.random ?? 0);
   const deltas = a.map((value, index) => Number(b[index]) - Number(value)); // [items]
   const count = deltas.length;
-  const difference = deltas.reduce((sum, value) => sum + value, 0) / count;
-  const differences = new Float64Array(resamples); // [resamples]
+  const meanAt = (indices: readonly number[]) => {
+    let sum = 0;
+    for (const index of indices) sum += deltas[index] as number;
+    return sum / count;
+  };
+  const differences = bootstrapReplicates(count, meanAt, { ...settings, resamples }); // [resamples]
   let atOrBelowZero = 0;
   let atOrAboveZero = 0;
-  for (let round = 0; round < resamples; round++) {
-    let sum = 0;
-    for (let draw = 0; draw < count; draw++) sum += deltas[Math.floor(random.next() * count)] as number;
-    const mean = sum / count;
-    differences[round] = mean;
-    if (mean <= 0) atOrBelowZero++;
-    if (mean >= 0) atOrAboveZero++;
+  for (const difference of differences) {
+    if (difference <= 0) atOrBelowZero++;
+    if (difference >= 0) atOrAboveZero++;
   }
-  differences.sort();
-  const at = (quantile: number) => differences[Math.min(resamples - 1, Math.max(0, Math.floor(quantile * resamples)))] as number;
+  const [lower, upper] = percentileInterval(differences, 0.95);
   return {
-    difference,
-    lower: at(0.025),
-    upper: at(0.975),
+    difference: mean(deltas),
+    lower,
+    upper,
     pValue: Math.min(1, (2 * Math.min(atOrBelowZero, atOrAboveZero)) / resamples),
     resamples,
   };
@@ -106,11 +103,10 @@ export function pairedBootstrap(a: readonly boolean[], b: readonly boolean[], se
  */
 export function comparePairedRuns(a: readonly boolean[], b: readonly boolean[], settings: PairedComparisonSettings = {}): PairedComparison {
   checkPaired(a, b);
-  const accuracyOf = (run: readonly boolean[]) => run.filter(Boolean).length / run.length;
   return {
     items: a.length,
-    accuracyA: accuracyOf(a),
-    accuracyB: accuracyOf(b),
+    accuracyA: accuracy(a).estimate,
+    accuracyB: accuracy(b).estimate,
     mcnemar: mcnemarExact(a, b),
     bootstrap: pairedBootstrap(a, b, settings),
   };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { getModelPreset } from './presets';
-import { parseQwen3Config, toHfConfig } from './qwen3-config';
+import { parseQwen3Config, qwen3ShapeIssues, toHfConfig } from './qwen3-config';
 
 // The fields of Qwen/Qwen3-0.6B's config.json that change the maths (as published on the Hub).
 const qwen3SmallHf = {
@@ -57,9 +57,40 @@ describe('Qwen3 config', () => {
 
   it('rejects invalid or unsupported configs with the offending value', () => {
     expect(() => parseQwen3Config({ ...qwen3SmallHf, hidden_size: -1 })).toThrow(/hidden_size/);
-    expect(() => parseQwen3Config({ ...qwen3SmallHf, num_key_value_heads: 5 })).toThrow(/multiple of num_key_value_heads 5/);
+    expect(() => parseQwen3Config({ ...qwen3SmallHf, num_key_value_heads: 5 })).toThrow(/num_key_value_heads must divide num_attention_heads \(16\), got 5/);
     expect(() => parseQwen3Config({ ...qwen3SmallHf, rope_scaling: { rope_type: 'yarn', factor: 4 } })).toThrow(/"yarn" is not supported/);
     expect(() => parseQwen3Config({ ...qwen3SmallHf, hidden_act: 'gelu' })).toThrow(/hidden_act/);
     expect(() => getModelPreset('huge')).toThrow(/tiny, qwen3-0.6b-shape/);
+  });
+});
+
+describe('qwen3ShapeIssues', () => {
+  const planner = { hiddenSize: 'hiddenSize', numAttentionHeads: 'heads', numKeyValueHeads: 'keyValueHeads' };
+
+  it('finds none in a real shape, with or without head_dim', () => {
+    expect(qwen3ShapeIssues({ hiddenSize: 1024, intermediateSize: 3072, numAttentionHeads: 16, numKeyValueHeads: 8, headDim: 128 })).toEqual([]);
+    expect(qwen3ShapeIssues({ hiddenSize: 128, intermediateSize: 256, numAttentionHeads: 4, numKeyValueHeads: 4 }, planner)).toEqual([]);
+  });
+
+  it("names the key to change in the caller's words, every broken rule at once", () => {
+    expect(qwen3ShapeIssues({ hiddenSize: 30, intermediateSize: 8, numAttentionHeads: 4, numKeyValueHeads: 3 }, planner)).toEqual([
+      { key: 'hiddenSize', message: 'hiddenSize must be a multiple of heads (4), got 30' },
+    ]);
+    expect(qwen3ShapeIssues({ hiddenSize: 12, intermediateSize: 8, numAttentionHeads: 4, numKeyValueHeads: 3 }, planner)).toEqual([
+      { key: 'hiddenSize', message: 'hiddenSize / heads (3) must be even for rotary embeddings' },
+      { key: 'keyValueHeads', message: 'keyValueHeads must divide heads (4), got 3' },
+    ]);
+    expect(qwen3ShapeIssues({ hiddenSize: 64, intermediateSize: 8, numAttentionHeads: 4, numKeyValueHeads: 4, headDim: 5 })).toEqual([
+      { key: 'head_dim', message: 'head_dim must be even for rotary embeddings, got 5' },
+    ]);
+  });
+
+  it('is the rule parseQwen3Config applies to config.json', () => {
+    expect(() => parseQwen3Config({ hidden_size: 30, num_attention_heads: 4 }, 'x/config.json')).toThrow(
+      'x/config.json: hidden_size must be a multiple of num_attention_heads (4) when head_dim is absent, got 30.',
+    );
+    expect(() => parseQwen3Config({ hidden_size: 12, num_attention_heads: 4, num_key_value_heads: 3 })).toThrow(
+      'config.json: hidden_size / num_attention_heads (3) must be even for rotary embeddings; num_key_value_heads must divide num_attention_heads (4), got 3.',
+    );
   });
 });

@@ -93,6 +93,76 @@ export interface Qwen3Config {
   initializerRange: number;
 }
 
+/**
+ * The sizes of one decoder layer, which the shape rules constrain. `headDim` absent is
+ * hiddenSize / numAttentionHeads, as transformers derives it when config.json has no head_dim.
+ */
+export interface Qwen3LayerShape {
+  hiddenSize: number;
+  intermediateSize: number;
+  numAttentionHeads: number;
+  numKeyValueHeads: number;
+  headDim?: number;
+}
+
+/** What a caller's config calls the sizes the shape rules name; leave `headDim` out when it has no such key. */
+export interface Qwen3ShapeKeys {
+  hiddenSize: string;
+  numAttentionHeads: string;
+  numKeyValueHeads: string;
+  headDim?: string;
+}
+
+/** One broken shape rule: the key to change and why, both in the caller's names ({@link Qwen3ShapeKeys}). */
+export interface Qwen3ShapeIssue {
+  key: string;
+  message: string;
+}
+
+/** config.json's names of the sizes: the words of {@link qwen3ShapeIssues} unless a caller passes its own. */
+export const QWEN3_HF_SHAPE_KEYS: Required<Qwen3ShapeKeys> = {
+  hiddenSize: 'hidden_size',
+  numAttentionHeads: 'num_attention_heads',
+  numKeyValueHeads: 'num_key_value_heads',
+  headDim: 'head_dim',
+};
+
+/** The width of one attention head: `headDim`, or hiddenSize / numAttentionHeads without it (transformers' rule). */
+export function qwen3HeadDim(shape: Qwen3LayerShape): number {
+  return shape.headDim ?? shape.hiddenSize / shape.numAttentionHeads;
+}
+
+/**
+ * The shape rules of a Qwen3 decoder, every broken one with the key to change (none: the shape
+ * holds): whole heads (without `headDim`, hiddenSize a multiple of numAttentionHeads), an even
+ * head width (rotary embeddings turn pairs of dimensions), and grouped-query attention
+ * (numKeyValueHeads divides numAttentionHeads). `keys` words the messages in the caller's names,
+ * config.json's by default, so a zod `superRefine` can add each issue at its own key:
+ * `for (const { key, message } of qwen3ShapeIssues(shape, keys)) context.addIssue({ code: 'custom', path: [key], message })`.
+ * parseQwen3Config refuses a config.json with any issue.
+ */
+export function qwen3ShapeIssues(shape: Qwen3LayerShape, keys: Qwen3ShapeKeys = QWEN3_HF_SHAPE_KEYS): Qwen3ShapeIssue[] {
+  const { hiddenSize, numAttentionHeads: heads, numKeyValueHeads: keyValueHeads } = shape;
+  const headDim = qwen3HeadDim(shape);
+  if (!Number.isInteger(headDim)) {
+    const without = keys.headDim === undefined ? '' : ` when ${keys.headDim} is absent`;
+    // No head width to check further: whole heads come first.
+    return [{ key: keys.hiddenSize, message: `${keys.hiddenSize} must be a multiple of ${keys.numAttentionHeads} (${heads})${without}, got ${hiddenSize}` }];
+  }
+  const issues: Qwen3ShapeIssue[] = [];
+  if (headDim % 2 !== 0) {
+    issues.push(
+      shape.headDim === undefined
+        ? { key: keys.hiddenSize, message: `${keys.hiddenSize} / ${keys.numAttentionHeads} (${headDim}) must be even for rotary embeddings` }
+        : { key: keys.headDim ?? 'headDim', message: `${keys.headDim ?? 'headDim'} must be even for rotary embeddings, got ${headDim}` },
+    );
+  }
+  if (heads % keyValueHeads !== 0) {
+    issues.push({ key: keys.numKeyValueHeads, message: `${keys.numKeyValueHeads} must divide ${keys.numAttentionHeads} (${heads}), got ${keyValueHeads}` });
+  }
+  return issues;
+}
+
 /** Default RoPE base of `transformers.Qwen3Config`. */
 const DEFAULT_ROPE_THETA = 10000;
 
@@ -108,22 +178,18 @@ export function parseQwen3Config(raw: unknown, source = 'config.json'): Qwen3Con
   }
   const hf = parsed.data;
   const numKeyValueHeads = hf.num_key_value_heads ?? hf.num_attention_heads;
-  const headDim = hf.head_dim ?? hf.hidden_size / hf.num_attention_heads;
-  if (!Number.isInteger(headDim)) {
-    throw invalid(
-      `${source}: head_dim is absent and hidden_size ${hf.hidden_size} is not a multiple of num_attention_heads ${hf.num_attention_heads}; set head_dim.`,
-      { source },
-    );
+  const shape: Qwen3LayerShape = {
+    hiddenSize: hf.hidden_size,
+    intermediateSize: hf.intermediate_size,
+    numAttentionHeads: hf.num_attention_heads,
+    numKeyValueHeads,
+    ...(hf.head_dim === undefined ? {} : { headDim: hf.head_dim }),
+  };
+  const issues = qwen3ShapeIssues(shape);
+  if (issues.length > 0) {
+    throw invalid(`${source}: ${issues.map((issue) => issue.message).join('; ')}.`, { source, keys: issues.map((issue) => issue.key) });
   }
-  if (headDim % 2 !== 0) {
-    throw invalid(`${source}: head_dim must be even for rotary embeddings, got ${headDim}.`, { source, headDim });
-  }
-  if (hf.num_attention_heads % numKeyValueHeads !== 0) {
-    throw invalid(
-      `${source}: num_attention_heads ${hf.num_attention_heads} must be a multiple of num_key_value_heads ${numKeyValueHeads}.`,
-      { source },
-    );
-  }
+  const headDim = qwen3HeadDim(shape);
   if (hf.attention_bias) {
     throw invalid(`${source}: attention_bias=true is not supported (Qwen3 checkpoints have none).`, { source });
   }

@@ -11,6 +11,13 @@ export interface GenerationTokenizer {
   decode(ids: readonly number[]): string;
 }
 
+/**
+ * Prompt tokens per prefill run when {@link GenerateSettings.prefillChunkTokens} is not set: a
+ * prompt longer than this is fed through the KV cache in chunks, so a prefill's attention scores
+ * are at most [rows, heads, 512, total]. The memory plan of a generating session assumes it too.
+ */
+export const DEFAULT_PREFILL_CHUNK_TOKENS = 512;
+
 /** Settings shared by every request of one {@link generate} call. */
 export interface GenerateSettings {
   /** Ids that end a completion. */
@@ -27,7 +34,7 @@ export interface GenerateSettings {
   /**
    * Prompt tokens per prefill run at most (with the KV cache): a long prompt is fed in chunks,
    * so attention scores are [rows, heads, chunk, total] instead of [rows, heads, prompt, prompt].
-   * Default 512.
+   * Default {@link DEFAULT_PREFILL_CHUNK_TOKENS} (512).
    */
   prefillChunkTokens?: number;
 }
@@ -110,7 +117,7 @@ export async function generate(
   let cache: KeyValueCache | undefined;
   let fed = 0; // tokens per row already in the cache
   // Chunked prefill: every chunk but the last goes in here; the last one samples the first token.
-  const chunk = settings.prefillChunkTokens ?? 512;
+  const chunk = settings.prefillChunkTokens ?? DEFAULT_PREFILL_CHUNK_TOKENS;
   if (!Number.isInteger(chunk) || chunk < 1) {
     throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `prefillChunkTokens must be a positive integer, got ${chunk}.` });
   }

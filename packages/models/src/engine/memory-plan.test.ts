@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { getModelPreset } from '../config/presets';
-import { formatMemoryPlan, parameterCount, type PlannedSession, planMemory } from './memory-plan';
+import { formatMemoryPlan, layerParameterCount, parameterCount, type PlannedSession, planMemory } from './memory-plan';
 
 const small = getModelPreset('qwen3-0.6b-shape');
 const big = getModelPreset('qwen3-8b-shape');
@@ -15,6 +15,13 @@ describe('planMemory', () => {
   it('counts parameters as the checkpoints hold them (Qwen3-0.6B tied, Qwen3-8B untied)', () => {
     expect(parameterCount(small)).toBe(596_049_920);
     expect(parameterCount(big)).toBe(8_190_735_360);
+  });
+
+  it('counts one decoder layer from a shape, head width derived when absent', () => {
+    // Qwen3-0.6B: q 2048x1024, k and v 1024x1024, o 1024x2048, three MLP 3072x1024; norms 2x1024 + 2x128.
+    expect(layerParameterCount(small)).toBe(2 * 2048 * 1024 + 2 * 1024 * 1024 + 3 * 3072 * 1024 + 2 * 1024 + 2 * 128);
+    const shape = { hiddenSize: 128, intermediateSize: 256, numAttentionHeads: 4, numKeyValueHeads: 2 };
+    expect(layerParameterCount(shape)).toBe(layerParameterCount({ ...shape, headDim: 32 }));
   });
 
   it('holds one copy of the weights on the CPU whatever the sessions, one per graph on CUDA', () => {

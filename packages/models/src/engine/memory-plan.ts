@@ -1,5 +1,5 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
-import type { Qwen3Config } from '../config/qwen3-config';
+import { type Qwen3Config, type Qwen3LayerShape, qwen3HeadDim } from '../config/qwen3-config';
 import { LINEAR_MODULES, type LinearModule, linearShape } from '../weights/weight-names';
 
 /**
@@ -136,15 +136,24 @@ export function layerWidth(config: Qwen3Config): number {
   return config.hiddenSize + q + 2 * kv + 3 * config.intermediateSize;
 }
 
-/** Parameters of the model (the tied head counted once). */
-export function parameterCount(config: Qwen3Config): number {
-  const perLayer = LINEAR_MODULES.reduce((sum, module) => {
-    const [out, inputs] = linearShape(config, module);
+/**
+ * Parameters of one decoder layer: its seven linear modules and its four norms (input,
+ * post-attention, q and k). Takes a shape before it is a config (`headDim` absent is
+ * hiddenSize / numAttentionHeads), e.g. to bound a model's size before creating it.
+ */
+export function layerParameterCount(shape: Qwen3LayerShape): number {
+  const sizes = { ...shape, headDim: qwen3HeadDim(shape) };
+  const linear = LINEAR_MODULES.reduce((sum, module) => {
+    const [out, inputs] = linearShape(sizes, module);
     return sum + out * inputs;
   }, 0);
-  const norms = config.numHiddenLayers * (2 * config.hiddenSize + 2 * config.headDim) + config.hiddenSize;
+  return linear + 2 * sizes.hiddenSize + 2 * sizes.headDim;
+}
+
+/** Parameters of the model (the tied head counted once). */
+export function parameterCount(config: Qwen3Config): number {
   const embedding = config.vocabSize * config.hiddenSize;
-  return config.numHiddenLayers * perLayer + norms + embedding * (config.tieWordEmbeddings ? 1 : 2);
+  return config.numHiddenLayers * layerParameterCount(config) + config.hiddenSize + embedding * (config.tieWordEmbeddings ? 1 : 2);
 }
 
 function loraParameters(config: Qwen3Config, rank: number, modules: readonly LinearModule[]): number {

@@ -1,4 +1,4 @@
-import { AgentFlowError, createRandom, type TrainablePolicy } from '@agentflow/core';
+import { AgentFlowError, createRandom, scheduledLearningRate, type TrainablePolicy } from '@agentflow/core';
 
 /** One supervised example: the prompt's ids and the completion's ids (ending with EOS) to learn. */
 export interface SupervisedExample {
@@ -26,12 +26,21 @@ export interface SupervisedFineTuneSettings {
   onEpoch?(epoch: number, meanLoss: number): void | Promise<void>;
 }
 
-/** The learning rate of update `step` of `totalSteps`: linear warm-up, then constant or cosine to a tenth of the peak. */
+/** The floor of the cosine, over the peak. */
+const COSINE_MIN_RATIO = 0.1;
+
+/**
+ * The learning rate of update `step` (0-based) of `totalSteps`: linear warm-up, then constant
+ * or a half cosine that would reach a tenth of the peak at `step = totalSteps`, one past the
+ * last update. Core's {@link scheduledLearningRate}.
+ */
 export function supervisedLearningRate(settings: Pick<SupervisedFineTuneSettings, 'learningRate' | 'warmupSteps' | 'schedule'>, step: number, totalSteps: number): number {
-  const { learningRate, warmupSteps, schedule } = settings;
-  if (step < warmupSteps) return (learningRate * (step + 1)) / warmupSteps;
-  if (schedule === 'constant') return learningRate;
-  return learningRate * (0.1 + 0.45 * (1 + Math.cos((Math.PI * (step - warmupSteps)) / Math.max(1, totalSteps - warmupSteps))));
+  const { learningRate: peak, warmupSteps, schedule } = settings;
+  const decay =
+    schedule === 'constant'
+      ? { kind: 'constant' as const }
+      : { kind: 'cosine' as const, steps: Math.max(1, totalSteps - warmupSteps), minRatio: COSINE_MIN_RATIO };
+  return scheduledLearningRate({ peak, warmupSteps, decay }, step);
 }
 
 /**

@@ -55,7 +55,7 @@ describe('LoRA graphs', () => {
   });
 
   it('adapter gradients of the NLL match central finite differences of the reference', async () => {
-    const trainer = createPolicyTrainer({ model, lora: layout, runtime, objectives: { nll: nllObjective } });
+    const trainer = createPolicyTrainer({ model, lora: layout, runtime, objectives: [nllObjective] });
     const adapter = randomAdapter(4);
     const { stats, gradients } = await trainer.run(batch, adapter);
     const loss = (weights: typeof model.weights) => {
@@ -97,8 +97,8 @@ describe('LoRA graphs', () => {
 
   it('recomputing layer activations in the backward gives the same loss and gradients', async () => {
     const adapter = randomAdapter(6);
-    const kept = createPolicyTrainer({ model, lora: layout, runtime, objectives: { nll: nllObjective } });
-    const recomputed = createPolicyTrainer({ model, lora: layout, runtime, objectives: { nll: nllObjective }, recompute: true });
+    const kept = createPolicyTrainer({ model, lora: layout, runtime, objectives: [nllObjective] });
+    const recomputed = createPolicyTrainer({ model, lora: layout, runtime, objectives: [nllObjective], recompute: true });
     const [a, b] = [await kept.run(batch, adapter), await recomputed.run(batch, adapter)];
     expect(b.stats.loss).toBeCloseTo(a.stats.loss, 6);
     expect([...b.gradients.keys()]).toEqual([...a.gradients.keys()]);

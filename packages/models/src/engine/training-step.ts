@@ -6,7 +6,7 @@ import {
   COMPLETION_POSITIONS,
   LOSS,
   metricName,
-  type PolicyObjectiveBuilder,
+  type PolicyObjectiveGraph,
   type PolicyTrainingGraph,
   perTokenInputName,
   TOKEN_WEIGHTS,
@@ -36,8 +36,8 @@ export interface PolicyTrainerSettings {
   runtime: TensorRuntime;
   /** Recompute layer activations in the backward pass (see TrainingGraphSettings); default false. */
   recompute?: boolean;
-  /** Objective builders by PolicyObjective kind. */
-  objectives: Readonly<Record<string, PolicyObjectiveBuilder>>;
+  /** The objectives this trainer can train; each batch is trained with the one of its `objective.kind` (a later one of the same kind replaces an earlier). */
+  objectives: readonly PolicyObjectiveGraph[];
   padTokenId?: number;
 }
 
@@ -59,20 +59,21 @@ function packRows(rows: readonly (readonly number[])[], width: number, what: str
 
 export function createPolicyTrainer(settings: PolicyTrainerSettings): PolicyTrainer {
   const sessions = new Map<string, Promise<{ built: PolicyTrainingGraph; session: TensorSession }>>();
+  const objectives = new Map(settings.objectives.map((objective) => [objective.kind, objective]));
   const sessionFor = (objective: PolicyObjective) => {
     const key = JSON.stringify(objective);
     let entry = sessions.get(key);
     if (!entry) {
-      const builder = settings.objectives[objective.kind];
-      if (!builder) {
+      const objectiveGraph = objectives.get(objective.kind);
+      if (!objectiveGraph) {
         throw new AgentFlowError({
           code: 'NOT_IMPLEMENTED',
-          message: `No objective builder for kind ${JSON.stringify(objective.kind)}; pass one in \`objectives\` (known: ${Object.keys(settings.objectives).join(', ')}).`,
+          message: `No objective graph for kind ${JSON.stringify(objective.kind)}; pass one in \`objectives\` (known: ${[...objectives.keys()].join(', ')}).`,
           details: { kind: objective.kind },
         });
       }
       entry = (async () => {
-        const built = buildPolicyTrainingGraph(settings.model, settings.lora, builder, objective, { recompute: settings.recompute ?? false });
+        const built = buildPolicyTrainingGraph(settings.model, settings.lora, objectiveGraph, objective, { recompute: settings.recompute ?? false });
         return { built, session: await createGraphSession(settings.runtime, built.graph, `qwen3-training-${objective.kind}`) };
       })();
       sessions.set(key, entry);

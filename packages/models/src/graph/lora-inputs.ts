@@ -2,6 +2,7 @@ import type { GraphBuilder, HostTensor } from '@agentflow/tensor';
 import { AgentFlowError } from '@agentflow/core';
 import type { Qwen3Config } from '../config/qwen3-config';
 import { type LoraAdapter, type LoraConfig, loraScale, loraTargets } from '../lora/lora-adapter';
+import { peftKey } from '../lora/peft-format';
 import { linearShape } from '../weights/weight-names';
 import type { LoraTensors } from './decoder-graph';
 
@@ -63,4 +64,28 @@ export function loraLayoutOf(modelConfig: Qwen3Config, config: LoraConfig): Lora
       return { path, inFeatures, outFeatures };
     }),
   };
+}
+
+/**
+ * A training step's LoRA gradients, which a graph returns by input name (`PolicyTrainer.run`),
+ * by PEFT key instead (`base_model.model.{path}.lora_A.weight`, as `saveLoraAdapter` names the
+ * matrices), in the adapter's module order; the arrays are shared, not copied. Throws
+ * NOT_FOUND when `gradients` lacks a matrix of the adapter.
+ */
+export function peftGradients(adapter: LoraAdapter, gradients: ReadonlyMap<string, Float32Array>): Map<string, Float32Array> {
+  const byKey = new Map<string, Float32Array>();
+  for (const path of adapter.matrices.keys()) {
+    for (const matrix of ['A', 'B'] as const) {
+      const gradient = gradients.get(loraInputName(path, matrix));
+      if (!gradient) {
+        throw new AgentFlowError({
+          code: 'NOT_FOUND',
+          message: `No gradient for ${peftKey(path, matrix)}: the gradients come from a training graph built for another adapter layout; build it with loraLayoutOf(model.config, adapter.config).`,
+          details: { path, matrix },
+        });
+      }
+      byKey.set(peftKey(path, matrix), gradient);
+    }
+  }
+  return byKey;
 }

@@ -1,4 +1,4 @@
-import type { PolicyObjective, PolicyTrainingBatch } from '@agentflow/core';
+import { AgentFlowError, type PolicyObjective, type PolicyTrainingBatch } from '@agentflow/core';
 import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
 import type { Qwen3Model } from '../weights/random-model';
 import { buildDecoder, logprobsAt } from './decoder-graph';
@@ -31,15 +31,29 @@ export interface ObjectiveOutputs {
 }
 
 /**
- * Builds the loss of one objective into the training graph. `@agentflow/dapo` supplies the
- * clipped surrogate this way; this package has 'nll' built in.
+ * One training objective as a policy's training graph takes it: the core `PolicyObjective` kind
+ * it builds (the kind each training batch names) and the builder of its loss. A policy is handed
+ * the objectives themselves (`createLocalPolicy({ objectives: [clippedSurrogateObjective] })`,
+ * the clipped surrogate from `@agentflow/dapo/graph`) and picks, for each batch, the one whose
+ * kind the batch names: no name to register, no key for the caller to know.
  */
-export type PolicyObjectiveBuilder = (graph: GraphBuilder, tensors: ObjectiveTensors, objective: PolicyObjective) => ObjectiveOutputs;
+export interface PolicyObjectiveGraph {
+  /** The kind of the objectives it builds. */
+  readonly kind: PolicyObjective['kind'];
+  /**
+   * Appends the loss (and optional metrics) of `objective`, always of this `kind`, to `graph`
+   * (an implementation may declare the parameter as that member of the union).
+   */
+  build(graph: GraphBuilder, tensors: ObjectiveTensors, objective: PolicyObjective): ObjectiveOutputs;
+}
 
-/** Weighted negative log-likelihood: loss = -sum(tokenWeights * logprobs). */
-export const nllObjective: PolicyObjectiveBuilder = (graph, tensors) => ({
-  loss: graph.neg(graph.reduceSum(graph.mul(graph.mul(tensors.tokenWeights, tensors.mask), tensors.logprobs), [0, 1])),
-});
+/** Weighted negative log-likelihood: loss = -sum(tokenWeights * logprobs). Built into every local policy. */
+export const nllObjective: PolicyObjectiveGraph = {
+  kind: 'nll',
+  build: (graph, tensors) => ({
+    loss: graph.neg(graph.reduceSum(graph.mul(graph.mul(tensors.tokenWeights, tensors.mask), tensors.logprobs), [0, 1])),
+  }),
+};
 
 /** Graph names of the training graph's inputs and outputs. */
 export const COMPLETION_POSITIONS = 'completion_positions';
@@ -81,10 +95,17 @@ export interface TrainingGraphSettings {
 export function buildPolicyTrainingGraph(
   model: Qwen3Model,
   lora: LoraLayout,
-  objectiveBuilder: PolicyObjectiveBuilder,
+  objectiveGraph: PolicyObjectiveGraph,
   objective: PolicyObjective,
   settings: TrainingGraphSettings = {},
 ): PolicyTrainingGraph {
+  if (objectiveGraph.kind !== objective.kind) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `The objective graph builds ${JSON.stringify(objectiveGraph.kind)} objectives, not ${JSON.stringify(objective.kind)}; pass the graph of the batch's kind.`,
+      details: { graphKind: objectiveGraph.kind, objectiveKind: objective.kind },
+    });
+  }
   const graph = createGraphBuilder({ name: 'qwen3-policy-training' });
   const loraTensors = declareLoraInputs(graph, lora);
   const decoder = buildDecoder(graph, model.config, model.weights, { kvCache: false, lora: loraTensors });
@@ -98,7 +119,7 @@ export function buildPolicyTrainingGraph(
   let entropy: SymbolicTensor | undefined;
   const perTokenFields: PerTokenField[] = [];
   const declared = new Map<PerTokenField, SymbolicTensor>();
-  const outputs = objectiveBuilder(
+  const outputs = objectiveGraph.build(
     graph,
     {
       logprobs,

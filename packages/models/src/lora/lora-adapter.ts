@@ -3,10 +3,25 @@ import { z } from 'zod';
 import type { Qwen3Config } from '../config/qwen3-config';
 import { LINEAR_MODULES, type LinearModule, linearPath, linearShape } from '../weights/weight-names';
 
+/** LoRA's rank and alpha as a config block names them: both required, no other key. */
+export const loraShapeSchema = z.strictObject({
+  rank: z.number().int().positive().describe('Rank r of the update.'),
+  alpha: z.number().positive().describe('lora_alpha; the update is scaled by alpha / r (alpha / sqrt(r) with rsLoRA).'),
+});
+export type LoraShape = z.output<typeof loraShapeSchema>;
+
+/** {@link loraShapeSchema} where either key may be left out for its default; `source` says where the defaults come from. */
+export function loraShapeSchemaWithDefaults(defaults: LoraShape & { source: string }) {
+  const { rank, alpha } = loraShapeSchema.shape;
+  return loraShapeSchema.extend({
+    rank: rank.default(defaults.rank).describe(`${rank.description} Default ${defaults.rank} (${defaults.source}).`),
+    alpha: alpha.default(defaults.alpha).describe(`${alpha.description} Default ${defaults.alpha} (${defaults.source}).`),
+  });
+}
+
 /** LoRA hyper-parameters; defaults follow PEFT's LoraConfig unless noted. */
 export const loraSettingsSchema = z.object({
-  rank: z.number().int().positive().default(8).describe('Rank r of the update (PEFT default 8).'),
-  alpha: z.number().positive().default(16).describe('lora_alpha; the update is scaled by alpha / r (PEFT default 8; 2r is common).'),
+  ...loraShapeSchemaWithDefaults({ rank: 8, alpha: 16, source: "rank: PEFT's; alpha: 2r, where PEFT has 8" }).shape,
   targetModules: z
     .array(z.enum(LINEAR_MODULES))
     .min(1)

@@ -5,7 +5,7 @@ import type { PolicyTrainingBatch } from '@agentflow/core';
 import { createRuntime } from '@agentflow/tensor';
 import { describe, expect, it } from 'vitest';
 import { getModelPreset } from '../config/presets';
-import type { PolicyObjectiveBuilder } from '../graph/policy-training-graph';
+import type { PolicyObjectiveGraph } from '../graph/policy-training-graph';
 import { loadLoraAdapter } from '../lora/peft-format';
 import { loadTokenizer } from '../tokenizer/load-tokenizer';
 import { writeTokenizerFiles } from '../tokenizer/byte-level-tokenizer';
@@ -63,15 +63,18 @@ describe('createLocalPolicy', () => {
 
   it('trains with a pluggable objective that declares its own per-token inputs and metrics', async () => {
     // Advantage-weighted log-likelihood: loss = -sum(w * A * logp); metric: mean entropy.
-    const weighted: PolicyObjectiveBuilder = (graph, tensors) => {
-      const advantages = tensors.perToken('advantages');
-      const weights = graph.mul(tensors.tokenWeights, tensors.mask);
-      return {
-        loss: graph.neg(graph.reduceSum(graph.mul(graph.mul(weights, advantages), tensors.logprobs), [0, 1])),
-        metrics: { entropy: graph.div(graph.reduceSum(graph.mul(tensors.entropy(), tensors.mask), [0, 1]), graph.reduceSum(tensors.mask, [0, 1])) },
-      };
+    const weighted: PolicyObjectiveGraph = {
+      kind: 'clipped-surrogate',
+      build(graph, tensors) {
+        const advantages = tensors.perToken('advantages');
+        const weights = graph.mul(tensors.tokenWeights, tensors.mask);
+        return {
+          loss: graph.neg(graph.reduceSum(graph.mul(graph.mul(weights, advantages), tensors.logprobs), [0, 1])),
+          metrics: { entropy: graph.div(graph.reduceSum(graph.mul(tensors.entropy(), tensors.mask), [0, 1]), graph.reduceSum(tensors.mask, [0, 1])) },
+        };
+      },
     };
-    const policy = await createLocalPolicy({ model, lora: { rank: 2, alpha: 2, targetModules: ['v_proj'] }, objectives: { 'clipped-surrogate': weighted }, runtime });
+    const policy = await createLocalPolicy({ model, lora: { rank: 2, alpha: 2, targetModules: ['v_proj'] }, objectives: [weighted], runtime });
     const batch: PolicyTrainingBatch = {
       promptIds: [[1, 2], [3]],
       completionIds: [[4, 5], [6]],

@@ -13,8 +13,8 @@ import { createJsonSchemaConstraints, type TokenConstraint } from '../constraine
 import { type CausalLm, createCausalLm } from '../engine/causal-lm';
 import { generate } from '../engine/generate';
 import { createPolicyTrainer, type PolicyTrainer } from '../engine/training-step';
-import { loraInputName, loraLayoutOf } from '../graph/lora-inputs';
-import { nllObjective, type PolicyObjectiveBuilder } from '../graph/policy-training-graph';
+import { loraLayoutOf, peftGradients } from '../graph/lora-inputs';
+import { nllObjective, type PolicyObjectiveGraph } from '../graph/policy-training-graph';
 import { createLoraAdapter, type LoraAdapter, type LoraSettings, parseLoraSettings } from '../lora/lora-adapter';
 import { loadLoraAdapter, peftKey, saveLoraAdapter } from '../lora/peft-format';
 import type { ModelTokenizer } from '../tokenizer/load-tokenizer';
@@ -31,8 +31,11 @@ export interface LocalPolicySettings {
   adapter?: LoraAdapter;
   /** Seeds the adapter initialisation and sampling of requests without a seed; default 0. */
   seed?: number;
-  /** Objective builders by PolicyObjective kind, added to the built-in 'nll'. */
-  objectives?: Readonly<Record<string, PolicyObjectiveBuilder>>;
+  /**
+   * The objectives the policy may be trained with besides the built-in 'nll', each naming the
+   * `PolicyObjective` kind it builds (e.g. `clippedSurrogateObjective` of `@agentflow/dapo/graph`).
+   */
+  objectives?: readonly PolicyObjectiveGraph[];
   /** AdamW decoupled weight decay; default 0 (HF TrainingArguments' default for fine-tuning). */
   weightDecay?: number;
   /** Recompute layer activations in the backward pass (less memory, about one more forward); default false. */
@@ -76,7 +79,7 @@ export async function createLocalPolicy(settings: LocalPolicySettings): Promise<
     model,
     lora: layout,
     runtime,
-    objectives: { nll: nllObjective, ...settings.objectives },
+    objectives: [nllObjective, ...(settings.objectives ?? [])],
     padTokenId: settings.tokenizer?.padTokenId ?? 0,
     recompute: settings.recompute ?? false,
   });
@@ -88,12 +91,9 @@ export async function createLocalPolicy(settings: LocalPolicySettings): Promise<
   const random: Random = createRandom(seed).fork('sampling');
   // Parameters by PEFT key, viewing the adapter's arrays: the optimiser updates them in place.
   const parameters: Record<string, Float32Array> = {};
-  const inputToKey = new Map<string, string>();
   for (const [path, matrices] of adapter.matrices) {
     parameters[peftKey(path, 'A')] = matrices.a;
     parameters[peftKey(path, 'B')] = matrices.b;
-    inputToKey.set(loraInputName(path, 'A'), peftKey(path, 'A'));
-    inputToKey.set(loraInputName(path, 'B'), peftKey(path, 'B'));
   }
   let accumulated: Record<string, Float32Array> | undefined;
   let optimizerState: AdamWState = { step: 0, moments: {} };
@@ -134,8 +134,8 @@ export async function createLocalPolicy(settings: LocalPolicySettings): Promise<
     async accumulateGradients(batch): Promise<PolicyTrainingStats> {
       const { stats, gradients } = await trainer.run(batch, adapter);
       accumulated ??= Object.fromEntries(Object.entries(parameters).map(([key, value]) => [key, new Float32Array(value.length)]));
-      for (const [input, gradient] of gradients) {
-        const target = accumulated[inputToKey.get(input)!]!;
+      for (const [key, gradient] of peftGradients(adapter, gradients)) {
+        const target = accumulated[key]!;
         for (let index = 0; index < gradient.length; index++) target[index]! += gradient[index]!;
       }
       return stats;

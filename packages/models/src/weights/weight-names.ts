@@ -1,4 +1,4 @@
-import type { Qwen3Config } from '../config/qwen3-config';
+import type { Qwen3Config, Qwen3LayerShape } from '../config/qwen3-config';
 
 /** A float32 tensor in row-major order (weights are kept as float32 in memory). */
 export interface WeightTensor {
@@ -24,7 +24,7 @@ export function linearPath(layer: number, module: LinearModule): string {
 }
 
 /** [out, in] of a linear module's weight (PyTorch's nn.Linear layout). */
-export function linearShape(config: Qwen3Config, module: LinearModule): [number, number] {
+export function linearShape(config: Required<Qwen3LayerShape>, module: LinearModule): [number, number] {
   const queryWidth = config.numAttentionHeads * config.headDim;
   const keyValueWidth = config.numKeyValueHeads * config.headDim;
   switch (module) {

@@ -1,7 +1,8 @@
 import { createRandom } from '@agentflow/core';
 import { createRuntime } from '@agentflow/tensor';
 import { describe, expect, it } from 'vitest';
-import { createHeadSessions, type HeadParameters, type PrmLoss } from './head-graph';
+import { createHeadSessions, type HeadParameters } from './head-graph';
+import { meanPrmLoss, type PrmLoss } from './prm-loss';
 
 const hidden = 5;
 const rows = 7;
@@ -17,17 +18,14 @@ function fixture(seed: number) {
   return { features, labels, parameters };
 }
 
-/** The loss computed independently in float64. */
+/** The loss in float64: the head's sigmoid computed here, the loss by its float64 definition. */
 function referenceLoss(loss: PrmLoss, features: Float32Array, labels: Float32Array, parameters: HeadParameters): number {
-  let total = 0;
-  for (let row = 0; row < rows; row++) {
+  const scores = Array.from({ length: rows }, (_, row) => {
     let logit = parameters.bias[0]!;
     for (let k = 0; k < hidden; k++) logit += features[row * hidden + k]! * parameters.weight[k]!;
-    const p = 1 / (1 + Math.exp(-logit));
-    const y = labels[row]!;
-    total += loss === 'mse' ? (p - y) ** 2 : -(y * Math.log(p) + (1 - y) * Math.log(1 - p));
-  }
-  return total / rows;
+    return 1 / (1 + Math.exp(-logit));
+  });
+  return meanPrmLoss(loss, scores, labels);
 }
 
 describe('the regression head on ONNX Runtime', () => {

@@ -1,8 +1,6 @@
-import { AgentFlowError, assertNever } from '@agentflow/core';
+import { AgentFlowError } from '@agentflow/core';
 import { createGraphBuilder, type HostTensor, type TensorSession, type TensorRuntime } from '@agentflow/tensor';
-
-/** The loss the head is trained with. */
-export type PrmLoss = 'mse' | 'bce';
+import { type PrmLoss, prmLossGraph } from './prm-loss';
 
 /** Graph names of the head graphs. */
 export const FEATURES = 'features';
@@ -11,9 +9,6 @@ export const HEAD_BIAS = 'head.bias';
 export const LABELS = 'labels';
 export const SCORES = 'scores';
 export const LOSS = 'loss';
-
-// Keeps log(p) finite in the cross-entropy when the sigmoid saturates in float32.
-const PROBABILITY_FLOOR = 1e-7;
 
 /**
  * The regression head: score = sigmoid(features . weight + bias), one score per row.
@@ -30,25 +25,7 @@ export function buildHeadGraph(hiddenSize: number, loss?: PrmLoss): Uint8Array {
   graph.output(scores, SCORES);
   if (loss) {
     const labels = graph.input(LABELS, 'float32', ['batch']); // [batch]
-    let perRow: ReturnType<typeof graph.sigmoid>; // [batch]
-    switch (loss) {
-      case 'mse': {
-        const error = graph.sub(scores, labels);
-        perRow = graph.mul(error, error);
-        break;
-      }
-      case 'bce': {
-        // -(y log p + (1 - y) log(1 - p)), with p kept off 0 and 1.
-        const p = graph.clip(scores, PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR);
-        const positive = graph.mul(labels, graph.log(p));
-        const negative = graph.mul(graph.sub(1, labels), graph.log(graph.sub(1, p)));
-        perRow = graph.neg(graph.add(positive, negative));
-        break;
-      }
-      default:
-        return assertNever(loss, 'PRM loss');
-    }
-    const mean = graph.reduceMean(perRow, [0]); // []
+    const mean = prmLossGraph(graph, scores, labels, loss); // []
     graph.output(mean, LOSS);
     const [weightGradient, biasGradient] = graph.gradients(mean, [weight, bias]);
     graph.output(weightGradient!, `grad.${HEAD_WEIGHT}`);

@@ -1,4 +1,3 @@
-import { assertNever } from '@agentflow/core';
 import {
   buildDecoder,
   declareLoraInputs,
@@ -9,7 +8,8 @@ import {
 } from '@agentflow/models';
 import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
 import { CONFIDENCE, LAST_TOKEN } from './backbone-features';
-import { HEAD_BIAS, HEAD_WEIGHT, LABELS, LOSS, type PrmLoss } from './head-graph';
+import { HEAD_BIAS, HEAD_WEIGHT, LABELS, LOSS } from './head-graph';
+import { type PrmLoss, prmLossGraph } from './prm-loss';
 
 /** The names of the trainable graph inputs: every LoRA matrix, then the head. */
 export function loraTrainableNames(layout: LoraLayout): string[] {
@@ -46,23 +46,8 @@ export function buildLoraTrainingGraph(
   const weight = graph.input(HEAD_WEIGHT, 'float32', [config.hiddenSize + extraFeatures, 1]);
   const bias = graph.input(HEAD_BIAS, 'float32', [1]);
   const scores = graph.sigmoid(graph.squeeze(graph.add(graph.matmul(features, weight), bias), [1])); // [batch]
-  const labels = graph.input(LABELS, 'float32', ['batch']);
-  let perRow: SymbolicTensor; // [batch]
-  switch (loss) {
-    case 'mse': {
-      const error = graph.sub(scores, labels);
-      perRow = graph.mul(error, error);
-      break;
-    }
-    case 'bce': {
-      const p = graph.clip(scores, 1e-7, 1 - 1e-7);
-      perRow = graph.neg(graph.add(graph.mul(labels, graph.log(p)), graph.mul(graph.sub(1, labels), graph.log(graph.sub(1, p)))));
-      break;
-    }
-    default:
-      return assertNever(loss, 'PRM loss');
-  }
-  const mean = graph.reduceMean(perRow, [0]);
+  const labels = graph.input(LABELS, 'float32', ['batch']); // [batch]
+  const mean = prmLossGraph(graph, scores, labels, loss); // []
   graph.output(mean, LOSS);
   const trainable: SymbolicTensor[] = [];
   for (const { path } of layout.modules) {

@@ -1,14 +1,22 @@
 import { z } from 'zod';
+import { PRM_LOSSES } from './prm-loss';
+
+/**
+ * Examples per optimiser step when `batchSize` is not set. With LoRA on the backbone each step is
+ * one forward and backward pass over that many inputs, so it is also the rows of the PRM's
+ * training session in a memory plan.
+ */
+export const DEFAULT_PRM_TRAINING_BATCH_SIZE = 32;
 
 /** How `trainPrm` fits the head. Defaults are documented where they come from. */
 export const prmTrainingSettingsSchema = z
   .object({
     loss: z
-      .enum(['mse', 'bce'])
+      .enum(PRM_LOSSES)
       .default('mse')
       .describe('MSE on soft labels (the reference system) or binary cross-entropy (labels as probabilities).'),
     epochs: z.number().int().positive().default(200).describe('Passes over the training set at most.'),
-    batchSize: z.number().int().positive().default(32).describe('Examples per optimiser step.'),
+    batchSize: z.number().int().positive().default(DEFAULT_PRM_TRAINING_BATCH_SIZE).describe('Examples per optimiser step.'),
     learningRate: z
       .number()
       .positive()

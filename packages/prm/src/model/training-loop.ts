@@ -1,6 +1,6 @@
 import { AgentFlowError, createRandom, type Random } from '@agentflow/core';
 import { mean } from '../metrics/regression';
-import type { PrmLoss } from './head-graph';
+import { meanPrmLoss } from './prm-loss';
 import type { PrmEpochRecord, PrmTrainingConfig, PrmTrainingReport } from './prm-training-settings';
 
 /** Labelled rows split by trajectory into training and validation indices. */
@@ -21,17 +21,6 @@ export function splitByTrajectory(
     (validationIds.has(id) ? validation : train).push(index);
   });
   return { train, validation };
-}
-
-/** Mean loss of the configured kind, in float64, for validation. */
-export function meanLoss(loss: PrmLoss, scores: ArrayLike<number>, labels: ArrayLike<number>): number {
-  let total = 0;
-  for (let i = 0; i < labels.length; i++) {
-    const p = Math.min(Math.max(scores[i] as number, 1e-7), 1 - 1e-7);
-    const y = labels[i] as number;
-    total += loss === 'mse' ? ((scores[i] as number) - y) ** 2 : -(y * Math.log(p) + (1 - y) * Math.log(1 - p));
-  }
-  return total / labels.length;
 }
 
 /** What the loop needs from a model; the head-only and LoRA trainers each provide one. */
@@ -83,8 +72,8 @@ export async function runTrainingLoop(settings: {
     const record: PrmEpochRecord = {
       epoch,
       trainLoss: lossSum / shuffled.length,
-      validationLoss: meanLoss(config.loss, scores, validationLabels),
-      validationMse: meanLoss('mse', scores, validationLabels),
+      validationLoss: meanPrmLoss(config.loss, scores, validationLabels),
+      validationMse: meanPrmLoss('mse', scores, validationLabels),
     };
     epochs.push(record);
     const improved = record.validationLoss < best.loss - 1e-9;

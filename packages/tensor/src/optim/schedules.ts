@@ -1,4 +1,4 @@
-import { AgentFlowError, assertNever, describeValue } from '@agentflow/core';
+import { AgentFlowError, assertNever, describeValue, scheduledLearningRate } from '@agentflow/core';
 import type { LearningRateSchedule } from './optimizer-types';
 
 function check(condition: boolean, schedule: LearningRateSchedule, what: string): void {
@@ -28,23 +28,21 @@ export function validateSchedule(schedule: LearningRateSchedule): void {
   }
 }
 
-/** Linear ramp: step 0 gets learningRate / warmupSteps, step warmupSteps-1 the full rate. */
-function warmupFactor(step: number, warmupSteps: number): number {
-  return warmupSteps === 0 ? 1 : Math.min(1, (step + 1) / warmupSteps);
-}
-
-/** The learning rate of the optimiser step that comes after `step` steps already taken. */
+/**
+ * The learning rate of the optimiser step that comes after `step` steps already taken: core's
+ * {@link scheduledLearningRate} with this schedule's conventions (the cosine reaches
+ * `minLearningRate`, an absolute rate, at `step = totalSteps`).
+ */
 export function learningRateAt(schedule: LearningRateSchedule, step: number): number {
   switch (schedule.kind) {
     case 'constant':
       return schedule.learningRate;
     case 'linear-warmup':
-      return schedule.learningRate * warmupFactor(step, schedule.warmupSteps);
+      return scheduledLearningRate({ peak: schedule.learningRate, warmupSteps: schedule.warmupSteps, decay: { kind: 'constant' } }, step);
     case 'cosine': {
-      if (step < schedule.warmupSteps) return schedule.learningRate * warmupFactor(step, schedule.warmupSteps);
-      const floor = schedule.minLearningRate ?? 0;
-      const progress = Math.min(1, (step - schedule.warmupSteps) / (schedule.totalSteps - schedule.warmupSteps));
-      return floor + (schedule.learningRate - floor) * 0.5 * (1 + Math.cos(Math.PI * progress));
+      const { learningRate: peak, warmupSteps, totalSteps } = schedule;
+      const minRatio = peak === 0 ? 0 : (schedule.minLearningRate ?? 0) / peak;
+      return scheduledLearningRate({ peak, warmupSteps, decay: { kind: 'cosine', steps: totalSteps - warmupSteps, minRatio } }, step);
     }
     default:
       return assertNever(schedule, 'learning-rate schedule');

@@ -3,6 +3,7 @@ import ort from 'onnxruntime-node';
 import { type HostTensor, type TensorDtype, toFloat32 } from '../dtype/dtype';
 import { weightExternalData } from '../graph/serialize';
 import { cudaUnavailableReason, explainCudaLoadError } from './cuda-provider';
+import { resolveDevice } from './resolve-device';
 import type { ResolvedDevice, RuntimeSettings, TensorRuntime, TensorSession } from './runtime-types';
 
 type OrtSession = Awaited<ReturnType<typeof ort.InferenceSession.create>>;
@@ -137,10 +138,18 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
       return openOn(device);
     }
     if (decision !== undefined) return openOn(await decision);
+    const known = resolveDevice(device);
     let settle!: (value: ResolvedDevice) => void;
     decision = new Promise((resolve) => {
       settle = resolve;
     });
+    const fallback = (reason: string): Promise<TensorSession> => {
+      resolved = 'cpu';
+      settle('cpu');
+      logger.warn(`[agentflow/tensor] CUDA unavailable (${reason}); running on CPU (session ${describeValue(name)}).`);
+      return openOn('cpu');
+    };
+    if (known.fallbackReason !== undefined) return fallback(known.fallbackReason);
     try {
       const session = await openOn('cuda');
       resolved = 'cuda';
@@ -152,10 +161,7 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
         settle('cpu');
         throw error;
       }
-      resolved = 'cpu';
-      settle('cpu');
-      logger.warn(`[agentflow/tensor] CUDA unavailable (${error.message.split('\n')[0]}); running on CPU (session ${describeValue(name)}).`);
-      return openOn('cpu');
+      return fallback(error.message.split('\n')[0]!);
     }
   };
 

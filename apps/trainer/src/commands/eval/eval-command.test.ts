@@ -14,7 +14,7 @@ import { readJsonl, type Trajectory } from '@agentflow/core';
 import { type BenchmarkItem, loadAgentFlowJson, wilsonInterval } from '@agentflow/eval';
 import { createPythonTool } from '@agentflow/executor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChatRequestBody, type LoopbackChatServer, startHeldOllamaServer, startOllamaServer, startOpenAiCompatibleServer } from '../../testing/loopback-model-servers';
+import { type ChatRequestBody, type LoopbackChatServer, startHeldOllamaServer, startOllamaServer, startOpenAiCompatibleServer } from '@agentflow/llm/testing';
 import type { EvalRecord } from './eval-record';
 import type { EvalSummary } from './eval-summary';
 

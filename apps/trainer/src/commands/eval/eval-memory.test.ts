@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChatRequestBody, type LoopbackChatServer, startOllamaServer } from '../../testing/loopback-model-servers';
+import { type ChatRequestBody, type LoopbackChatServer, startOllamaServer } from '@agentflow/llm/testing';
 import type { EvalSummary } from './eval-summary';
 
 const cli = resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');

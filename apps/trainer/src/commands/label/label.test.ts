@@ -7,7 +7,7 @@ import type { AgentFlowError, Trajectory } from '@agentflow/core';
 import { prmExampleSchema } from '@agentflow/prm';
 import { Command } from 'commander';
 import { describe, expect, it, vi } from 'vitest';
-import { startOpenAiCompatibleServer } from '../../testing/loopback-model-servers';
+import { startOpenAiCompatibleServer } from '@agentflow/llm/testing';
 import { registerLabelCommand } from '../label';
 
 function trajectory(id: string): Trajectory {

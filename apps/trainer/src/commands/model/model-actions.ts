@@ -16,7 +16,7 @@ import {
   loraLayoutOf,
   type ModelTokenizer,
   nllObjective,
-  peftKey,
+  peftGradients,
   saveLoraAdapter,
   saveModelFolder,
   type WeightDtype,
@@ -145,18 +145,14 @@ export async function computeGradients(settings: { model: string; adapter: strin
     model,
     lora: loraLayoutOf(model.config, adapter.config),
     runtime: createRuntime({ device: settings.device }),
-    objectives: { nll: nllObjective },
+    objectives: [nllObjective],
   });
   try {
     const { stats, gradients } = await trainer.run(
       { ...batch, tokenWeights: batch.completionIds.map((row) => row.map(() => 1 / tokens)), objective: { kind: 'nll' } },
       adapter,
     );
-    const grads: Record<string, number[]> = {};
-    for (const path of adapter.matrices.keys()) {
-      grads[peftKey(path, 'A')] = Array.from(gradients.get(`lora.${path}.A`)!);
-      grads[peftKey(path, 'B')] = Array.from(gradients.get(`lora.${path}.B`)!);
-    }
+    const grads = Object.fromEntries([...peftGradients(adapter, gradients)].map(([key, gradient]) => [key, Array.from(gradient)]));
     return `${JSON.stringify({ loss: stats.loss, grads })}\n`;
   } finally {
     await trainer.release();

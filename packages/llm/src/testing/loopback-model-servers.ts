@@ -2,9 +2,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 
 /**
- * Test support: chat servers on 127.0.0.1 that speak the documented wire formats, so the
- * trainer's real HTTP back ends (`@agentflow/llm`) talk to them as to Ollama or DeepSeek.
- * What a reply says is the test's `reply` function; the servers record every request.
+ * Chat servers on 127.0.0.1 for tests, speaking the documented wire formats, so that the real
+ * HTTP back ends (`createOllamaModel`, `createOpenAICompatibleModel`) talk to them as to Ollama
+ * or DeepSeek. What a reply says is the test's `reply` function; the servers record every request.
  */
 export interface ChatRequestBody {
   model: string;
