@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Fails when an import points up the package map of ../shared/DESIGN.md, when a package
+// Fails when an import points up the package map of ARCHITECTURE.md (the layers below), when a package
 // imports a workspace package it does not declare, when a declared edge has no import
 // behind it (a dependency that no shipped file imports, a devDependency that nothing
 // imports), when shipped code imports what only devDependencies declare, when an optional
@@ -221,7 +221,7 @@ export function checkDependencies(root) {
       } else if (targetLayer >= layer) {
         violations.push(
           `${relative(root, dir)}: ${manifest.name} (layer ${layer}) depends on ${SCOPE}${target} (layer ${targetLayer}); ` +
-            'imports must point down the package map in DESIGN.md.',
+            'imports must point down the package map in ARCHITECTURE.md.',
         );
       }
     }

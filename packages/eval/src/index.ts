@@ -164,6 +164,8 @@ export type {
 export { createDatasetTaskSource, type DatasetTaskSourceSettings } from './task-source/dataset-task-source';
 /** The generated task world as a task source, with its corpus_search and python tools. */
 export { createWorldTaskSource, type WorldTaskSource, type WorldTaskSourceSettings } from './task-source/world-task-source';
+/** A task source's reward as a trainer's outcome scorer (`@agentflow/dapo`'s `scoreOutcome`). */
+export { createOutcomeScorer, type OutcomeScorerSettings, type TaskOutcome } from './task-source/outcome-scorer';
 /** The train/test near-duplicate guard: refuse a leaking split, or drop the leaked train items. */
 export {
   checkSplitLeakage,

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { AgentFlowError, createRandom, type StepScorer } from '@agentflow/core';
 import { createDapoTrainer, needsStepScores } from '@agentflow/dapo';
-import type { TaskItem } from '@agentflow/eval';
+import { createOutcomeScorer, type TaskItem } from '@agentflow/eval';
 import { createRolloutSampler } from '@agentflow/flow';
 import { createPrmScorer, loadPrm } from '@agentflow/prm';
 import { createRunAgent } from '../pipeline/agent';
@@ -52,12 +52,8 @@ export const trainStage: Stage<PipelineContext> = {
       policy: rollouts.trainingPolicy,
       prompts: [...source.split('train')],
       sampleRollouts: createRolloutSampler({ run: agent.run, idPrefix: 'train' }),
-      scoreOutcome: async (item, trajectory) => {
-        const reward = await source.reward(item, trajectory.answer ?? undefined);
-        // Solved training tasks join the cross-task memory (when on); test tasks never do.
-        await context.crossTask?.remember(trajectory, reward);
-        return { reward, correct: reward >= 1 };
-      },
+      // Solved training tasks join the cross-task memory (when on); test tasks never do.
+      scoreOutcome: createOutcomeScorer(source, context.crossTask ? { onScored: context.crossTask.remember } : {}),
       ...(stepScorer ? { stepScorer } : {}),
       ...(reference ? { referencePolicy: reference } : {}),
       random: createRandom(config.seed).fork('dapo'),
