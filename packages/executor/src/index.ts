@@ -47,5 +47,29 @@ export {
   type McpServerInfo,
   type McpToolConnection,
 } from './mcp/connect-mcp-tools';
+/** MCP servers as users write them: `[NAME=]COMMAND [ARG...]` (stdio) or `[NAME=]http(s)://...`. */
+export {
+  formatMcpServerSpec,
+  parseMcpCommandSpec,
+  parseMcpServerSpec,
+  parseMcpUrlSpec,
+  type McpServerSpec,
+  type McpServerSpecSettings,
+} from './mcp/mcp-server-spec';
+/** Splits a command line as POSIX sh does, refusing what only a shell would expand. */
+export { splitCommandLine, type CommandLineWordsSettings } from './mcp/command-line-words';
+/** Connects several MCP servers side by side, their tools named `SERVER__TOOL`. */
+export {
+  connectMcpServers,
+  MCP_TOOL_SEPARATOR,
+  type ConnectMcpServersSettings,
+  type McpServerConnection,
+} from './mcp/connect-mcp-servers';
+/** An agent's tools in one call: the built-in tools asked for and the MCP servers' tools, collisions refused. */
+export { createToolSet, type ToolSet, type ToolSetLabels, type ToolSetSettings } from './tool-set/create-tool-set';
+/** Refuses two tool sources offering one name, naming both. */
+export { assertDistinctToolNames, type ToolSource } from './tool-set/distinct-tool-names';
+/** Parses an http(s) URL, naming the option it came from when it is not one. */
+export { parseHttpUrl, type HttpUrlSettings } from './tool-set/http-url';
 /** Serves a registry over stdio until the client closes it (what `agentflow mcp` runs). */
 export { serveMcpOverStdio, type ServeMcpStdioSettings } from './mcp/serve-mcp-stdio';

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { AgentFlowError, type Trajectory } from '@agentflow/core';
 import { answerFormatFor, checkAnswer } from '@agentflow/eval';
 import { createAgent, createCrossTaskMemory } from '@agentflow/flow';
+import { createToolSet } from '@agentflow/executor';
 import { createDeadline } from '@agentflow/llm';
 import { createSqliteMemoryStore } from '@agentflow/memory';
 import { createCompactPromptTemplate, createFullPromptTemplate } from '@agentflow/planner';
@@ -12,7 +13,6 @@ import { createPlannerModel, endpointModelOf, type ModelConnection, parseEndpoin
 import { parsePlannerSpec, parsePositiveInteger, parsePositiveSeconds } from './solve/planner-spec';
 import { formatOutcome, formatStep } from './solve/print-step';
 import { resolveSolveToolFlags, type SolveToolFlags } from './solve/solve-tool-flags';
-import { createAgentTools } from '../tools/agent-tools';
 
 interface SolveOptions extends SolveToolFlags {
   maxResponseBytes?: string;
@@ -67,7 +67,7 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
   const cleanups: Array<() => Promise<unknown>> = [];
   cleanups.push(async () => deadline.dispose());
   try {
-    const { tools, close } = await createAgentTools({ ...toolSettings, signal: deadline.signal, warn: context.stderr });
+    const { tools, close } = await createToolSet({ ...toolSettings, signal: deadline.signal, warn: context.stderr });
     cleanups.push(close);
     const { model, release, actionSchemaStyle } = await createPlannerModel(options.planner, connection);
     cleanups.push(release);

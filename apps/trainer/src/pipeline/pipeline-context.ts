@@ -3,12 +3,11 @@ import { AgentFlowError, assertNever, type LanguageModel, type MemoryStore, type
 import { type CrossTaskMemory, createCrossTaskMemory } from '@agentflow/flow';
 import { createQdrantMemoryStore, createSqliteMemoryStore } from '@agentflow/memory';
 import { checkSplitLeakage, type SplitLeakageRecord, type TaskSource, type TaskSourceTools } from '@agentflow/eval';
+import { createToolSet, parseMcpServerSpec, type ToolSet } from '@agentflow/executor';
 import { resolveDevice } from '@agentflow/tensor';
 import type { RunConfig } from '../config/schema';
 import { chatModelOf } from '../sources/chat-endpoint';
 import { type ConfiguredTaskSource, configuredTaskSource } from '../sources/task-source-of';
-import { type AgentTools, createAgentTools } from '../tools/agent-tools';
-import { parseMcpServerSpec } from '../tools/mcp-server-flag';
 import type { RunDirectory } from './run-directory';
 
 /** What every stage shares. No stage knows which kind of task source it runs on. */
@@ -80,7 +79,7 @@ async function crossTaskMemoryOf(config: RunConfig, run: RunDirectory): Promise<
  * The `tools` block as tools: web search, Wikipedia and the MCP servers' tools (started here).
  * A name the task source already offers is refused, naming both.
  */
-async function configuredTools(config: RunConfig, sourceTools: TaskSourceTools, emit: RunEventListener): Promise<AgentTools> {
+async function configuredTools(config: RunConfig, sourceTools: TaskSourceTools, emit: RunEventListener): Promise<ToolSet> {
   const { webSearch, wikipedia, mcp } = config.tools;
   if (webSearch && !process.env[webSearch.apiKeyEnv]) {
     throw new AgentFlowError({
@@ -88,13 +87,13 @@ async function configuredTools(config: RunConfig, sourceTools: TaskSourceTools, 
       message: `tools.webSearch: the environment variable ${webSearch.apiKeyEnv} (apiKeyEnv) is not set; export the Tavily API key there, or set tools.webSearch: null.`,
     });
   }
-  return createAgentTools({
-    python: false,
+  return createToolSet({
     ...(webSearch ? { webSearch: { apiKeyEnv: webSearch.apiKeyEnv, ...(webSearch.baseUrl ? { baseUrl: webSearch.baseUrl } : {}) } } : {}),
     ...(wikipedia ? { wikipedia: wikipedia.baseUrl ? { baseUrl: wikipedia.baseUrl } : {} } : {}),
-    mcpServers: mcp.map(parseMcpServerSpec),
+    mcpServers: mcp.map((text) => parseMcpServerSpec(text, { option: 'tools.mcp' })),
+    labels: { webSearch: 'tools.webSearch', wikipedia: 'tools.wikipedia' },
     warn: (text) => emit({ type: 'log', level: 'warn', message: text.trim() }),
-    alongside: { label: `the task source's tools (${config.task.kind})`, remedy: "leave that tool out of the config's tools", tools: sourceTools.tools },
+    alongside: [{ label: `the task source's tools (${config.task.kind})`, remedy: "leave that tool out of the config's tools", tools: sourceTools.tools }],
   });
 }
 
@@ -118,7 +117,7 @@ export async function createPipelineContext(
     });
   }
   const sourceTools = source.createTools({ pythonSlots: 8 });
-  let extraTools: AgentTools;
+  let extraTools: ToolSet;
   try {
     extraTools = await configuredTools(config, sourceTools, emit);
   } catch (error) {

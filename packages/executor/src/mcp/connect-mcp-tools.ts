@@ -21,8 +21,11 @@ export type McpServerTarget =
 
 export interface ConnectMcpToolsSettings {
   transport: McpServerTarget;
-  /** Prepended to every tool name (e.g. `files_`), to keep names of several servers apart. */
-  prefix?: string;
+  /**
+   * Prepended to every tool name (e.g. `files_`), to keep names of several servers apart; a
+   * function gets what the server announced, e.g. `(server) => server.name + '__'`.
+   */
+  prefix?: string | ((server: McpServerInfo) => string);
   /** Only these tools of the server (by their own names); default all. */
   include?: string[];
   /** Cancels connecting and listing; the connection is closed (a stdio server stopped) and ABORTED thrown. */
@@ -121,11 +124,18 @@ export async function connectMcpTools(settings: ConnectMcpToolsSettings): Promis
     return fail('list', cause);
   }
 
+  const announced = client.getServerVersion();
+  const server = { name: announced?.name ?? '', version: announced?.version ?? '' };
+  const prefix = typeof settings.prefix === 'function' ? settings.prefix(server) : (settings.prefix ?? '');
   const tools = listed
     .filter((tool) => settings.include === undefined || settings.include.includes(tool.name))
-    .map((tool) => wrapTool(client, tool, `${settings.prefix ?? ''}${tool.name}`.replace(/[^A-Za-z0-9_.-]/g, '_'), where));
-  const announced = client.getServerVersion();
-  return { tools, server: { name: announced?.name ?? '', version: announced?.version ?? '' }, close };
+    .map((tool) => wrapTool(client, tool, toolNameOf(`${prefix}${tool.name}`), where));
+  return { tools, server, close };
+}
+
+/** A text as a tool name: characters outside the planner's name alphabet (`A-Za-z0-9_.-`) become `_`. */
+export function toolNameOf(text: string): string {
+  return text.replace(/[^A-Za-z0-9_.-]/g, '_');
 }
 
 function createTransport(sdk: McpClientSdk, target: McpServerTarget): Transport {

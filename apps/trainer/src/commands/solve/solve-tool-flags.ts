@@ -1,7 +1,5 @@
 import { AgentFlowError } from '@agentflow/core';
-import { parseHttpUrl } from '../../tools/http-url';
-import { parseMcpCommandFlag, parseMcpUrlFlag } from '../../tools/mcp-server-flag';
-import type { AgentToolsSettings } from '../../tools/agent-tools';
+import { parseHttpUrl, parseMcpCommandSpec, parseMcpUrlSpec, type ToolSetSettings } from '@agentflow/executor';
 
 /** The tool flags of `agentflow solve`, as commander hands them over. */
 export interface SolveToolFlags {
@@ -18,9 +16,12 @@ export interface SolveToolFlags {
 
 /** The URL as given, once it is known to be one. */
 function checkedUrl(option: string, text: string): string {
-  parseHttpUrl(option, text);
+  parseHttpUrl(text, { option });
   return text;
 }
+
+/** The built-in tools named by their flags in collision messages. */
+const FLAG_LABELS = { python: 'python (built in; --no-python)', corpus: '--corpus', webSearch: '--web-search', wikipedia: '--wikipedia' };
 
 /**
  * Checks the tool flags before anything starts and turns them into settings: a missing
@@ -30,7 +31,7 @@ function checkedUrl(option: string, text: string): string {
 export function resolveSolveToolFlags(
   flags: SolveToolFlags,
   environment: Record<string, string | undefined>,
-): Omit<AgentToolsSettings, 'signal' | 'warn'> {
+): Omit<ToolSetSettings, 'signal' | 'warn'> {
   const lonely = (option: string, needs: string) =>
     new AgentFlowError({
       code: 'INVALID_ARGUMENT',
@@ -48,7 +49,8 @@ export function resolveSolveToolFlags(
   }
   return {
     python: flags.python,
-    ...(flags.corpus === undefined ? {} : { corpus: flags.corpus }),
+    labels: FLAG_LABELS,
+    ...(flags.corpus === undefined ? {} : { corpus: { path: flags.corpus } }),
     ...(flags.webSearch
       ? {
           webSearch: {
@@ -60,6 +62,9 @@ export function resolveSolveToolFlags(
     ...(flags.wikipedia
       ? { wikipedia: flags.wikipediaUrl === undefined ? {} : { baseUrl: checkedUrl('--wikipedia-url', flags.wikipediaUrl) } }
       : {}),
-    mcpServers: [...(flags.mcp ?? []).map(parseMcpCommandFlag), ...(flags.mcpUrl ?? []).map(parseMcpUrlFlag)],
+    mcpServers: [
+      ...(flags.mcp ?? []).map((text) => parseMcpCommandSpec(text, { option: '--mcp' })),
+      ...(flags.mcpUrl ?? []).map((text) => parseMcpUrlSpec(text, { option: '--mcp-url' })),
+    ],
   };
 }

@@ -1,17 +1,18 @@
 import { AgentFlowError, type Tool } from '@agentflow/core';
 
-/** Where tools of `agentflow solve` come from: a built-in flag or one MCP server. */
+/** Where some of an agent's tools come from: a built-in tool, one MCP server, a task source. */
 export interface ToolSource {
-  /** E.g. `python (built in)` or `--mcp "node vault.mjs" (server "vault")`. */
+  /** Names the source in messages, e.g. `python` or `--mcp "node vault.mjs" (server "vault")`. */
   label: string;
-  /** How to tell this source apart when its names collide, e.g. `name the server: --mcp "vault2=..."`. */
+  /** How to tell this source apart when its names collide, completing "To keep both, ...": `leave out python`. */
   remedy: string;
   tools: readonly Pick<Tool, 'name'>[];
 }
 
 /**
  * Refuses two sources offering the same tool name (which one the planner calls would
- * otherwise depend on the order), naming the tool, both sources and a remedy.
+ * otherwise depend on the order): an INVALID_ARGUMENT naming the tool, both sources and the
+ * second one's remedy.
  */
 export function assertDistinctToolNames(sources: readonly ToolSource[]): void {
   const owners = new Map<string, ToolSource>();

@@ -2,9 +2,9 @@ import { homedir } from 'node:os';
 import { AgentFlowError, describeValue } from '@agentflow/core';
 
 export interface CommandLineWordsSettings {
-  /** The option the text came from, for error messages (e.g. `--mcp`). */
-  option: string;
-  /** What an unquoted leading `~` stands for. Default: the user's home folder. */
+  /** Where the text came from, named first in error messages: an option or config key (`--mcp`, `tools.mcp`). Default `command line`. */
+  option?: string;
+  /** What an unquoted leading `~` stands for. Default: the user's home folder (`os.homedir()`). */
   home?: string;
 }
 
@@ -20,14 +20,16 @@ const DOUBLE_QUOTE_ESCAPES = new Set(['"', '\\', '$', '`']);
  * is the home folder. No shell runs: what a shell would expand or treat as an operator
  * (unquoted `| & ; < > ( ) * ? [`, `$` or a backquote outside single quotes, a word
  * starting with `#`) is refused rather than passed on with another meaning; quote it to
- * pass it literally.
+ * pass it literally. Each refusal is an INVALID_ARGUMENT naming the option, the text, what was
+ * found and its place (1-based character).
  */
-export function splitCommandLine(text: string, settings: CommandLineWordsSettings): string[] {
+export function splitCommandLine(text: string, settings: CommandLineWordsSettings = {}): string[] {
+  const option = settings.option ?? 'command line';
   const refuse = (what: string, position: number): never => {
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
-      message: `${settings.option} ${describeValue(text, 200)}: ${what} at character ${position + 1}. The command runs without a shell: quote it to pass it literally, or run a shell yourself (sh -c '...').`,
-      details: { option: settings.option, value: text, position },
+      message: `${option} ${describeValue(text, 200)}: ${what} at character ${position + 1}. The command runs without a shell: quote it to pass it literally, or run a shell yourself (sh -c '...').`,
+      details: { option, value: text, position },
     });
   };
   const words: string[] = [];
