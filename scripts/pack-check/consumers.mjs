@@ -15,7 +15,8 @@ export const CONSUMERS = [
   { install: ['verifier'], brings: ['core', 'llm', 'verifier'], maxMb: 12 },
   { install: ['memory'], brings: ['core', 'memory'], maxMb: 12 },
   { install: ['flow'], brings: ['core', 'executor', 'llm', 'memory', 'planner', 'verifier', 'flow'], maxMb: 15 },
-  { install: ['eval'], brings: ['core', 'executor', 'tensor', 'models', 'eval'], maxMb: 340 },
+  // The benchmark eval runs flow's agent: flow and the small packages under it (SQLite memory is memory's optional peer).
+  { install: ['eval'], brings: ['core', 'executor', 'llm', 'memory', 'planner', 'verifier', 'flow', 'tensor', 'models', 'eval'], maxMb: 340 },
   { install: ['prm'], brings: ['core', 'llm', 'tensor', 'models', 'prm'], maxMb: 340 },
   // The testing export (a tabular TrainablePolicy) needs nothing more than the main entry.
   { install: ['dapo'], imports: ['@agentflow/dapo', '@agentflow/dapo/testing'], brings: ['core', 'dapo'], maxMb: 15 },

@@ -18,7 +18,7 @@ export async function checkExample({ name, dir, tarballs, tsc, typeRoots }) {
     if (dep.startsWith('@agentflow/') && !tarballs.has(dep)) throw new Error(`depends on ${dep}, which is no package of this repository`);
   }
   const { dependencies, devDependencies, overrides, ...rest } = manifest;
-  writeProjectManifest(dir, { name: manifest.name ?? name, dependencies, tarballs, extra: rest });
+  writeProjectManifest(dir, { name: manifest.name ?? name, dependencies, tarballs, ...(overrides ? { overrides } : {}), extra: rest });
   // Its devDependencies are typescript and @types/node: the repository's copies stand in.
   const installSeconds = await npmInstall(dir, { omitDev: true });
   await runIn(dir, process.execPath, [tsc, '-p', '.', '--typeRoots', typeRoots]);

@@ -7,11 +7,14 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const SCOPE = '@agentflow/';
 
-/** `npm install` with the tarballs: direct dependencies as `file:` specs, the rest through overrides. */
-export function writeProjectManifest(dir, { name, dependencies, tarballs, extra = {} }) {
+/**
+ * `npm install` with the tarballs: direct dependencies as `file:` specs, the rest through
+ * overrides, after the project's own `overrides` (an example's pin of a third-party package).
+ */
+export function writeProjectManifest(dir, { name, dependencies, tarballs, overrides: own = {}, extra = {} }) {
   const direct = {};
   for (const [dep, range] of Object.entries(dependencies)) direct[dep] = dep.startsWith(SCOPE) ? `file:${tarballs.get(dep)}` : range;
-  const overrides = {};
+  const overrides = { ...own };
   for (const [dep, tarball] of tarballs) if (!(dep in direct)) overrides[dep] = `file:${tarball}`;
   const manifest = { name, version: '0.0.0', private: true, type: 'module', ...extra, dependencies: direct, overrides };
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -28,6 +28,8 @@ export { terminationSchema, trajectorySchema, type Termination, type Trajectory 
 export { runEventSchema, type RunEvent, type RunEventListener } from './schemas/run-event';
 export type { ChatRequest, ChatResponse, LanguageModel } from './interfaces/language-model';
 export type { Tool, ToolContext } from './interfaces/tool';
+/** A teacher's actions for one task, and whether they are exact: what a task source demonstrates and a warm start replays. */
+export type { Demonstration } from './interfaces/demonstration';
 export type {
   MemoryQuery,
   MemoryRecord,

@@ -99,6 +99,54 @@ export {
   type PlannerEvaluationSummary,
 } from './evaluation/evaluate-planner';
 
+// Benchmark evaluation: an agent on a benchmark file, in a resumable, append-only eval directory.
+/** The experiment an eval records (compared on resume), its defaults, and resolving a caller's partial settings. */
+export {
+  BENCHMARK_EVAL_DEFAULTS,
+  type BenchmarkEvalSettings,
+  benchmarkEvalSettingsSchema,
+  datasetFormatSchema,
+  type EvalConfigFile,
+  evalConfigFileSchema,
+} from './benchmark-eval/benchmark-eval-settings';
+export {
+  benchmarkFileSha256,
+  type BenchmarkEvalSettingsInput,
+  datasetFormatOf,
+  resolveBenchmarkEvalSettings,
+} from './benchmark-eval/resolve-benchmark-eval-settings';
+/** Every (item, sample) run once, records appended as runs finish, `eval.json` at the end; a resume sends nothing for a recorded run. */
+export {
+  BENCHMARK_EVAL_STAGE,
+  type BenchmarkEvalResult,
+  runBenchmarkEval,
+  type RunBenchmarkEvalSettings,
+} from './benchmark-eval/run-benchmark-eval';
+/** The eval's agent over flow's `createAgent`, from the models the caller opens. */
+export {
+  type BenchmarkEvalAgent,
+  type BenchmarkEvalAgentSettings,
+  type BenchmarkEvalModels,
+  type BenchmarkEvalRun,
+  createBenchmarkEvalAgent,
+} from './benchmark-eval/eval-agent';
+/** The files of an eval directory: eval-config.json, eval.jsonl, trajectories.jsonl, eval.json. */
+export {
+  type EvalDirectory,
+  evalDirectoryOf,
+  isEvalDirectory,
+  openEvalDirectory,
+  type OpenEvalDirectorySettings,
+  readEvalConfig,
+  readEvalRecords,
+  readEvalTrajectories,
+} from './benchmark-eval/eval-directory';
+/** One line of eval.jsonl per run, and the metrics over them (accuracy with its Wilson interval, pass@k, avg@k). */
+export { type EvalRecord, evalRecordOf, evalRecordSchema, evalRunKey } from './benchmark-eval/eval-record';
+export { type EvalSummary, formatEvalSummary, summarizeEval } from './benchmark-eval/eval-summary';
+/** Where two JSON values first differ (the dotted key): how a resume names the setting that changed. */
+export { firstDifference, type JsonDifference } from './benchmark-eval/first-difference';
+
 // Leakage.
 export { assertNoLeakage, type LeakageCheckSettings, leakageError, withoutLeakedItems } from './leakage/assert-no-leakage';
 export {
@@ -162,8 +210,13 @@ export type {
 } from './task-source/task-source';
 /** Benchmark files (AIME CSV, AgentFlow JSON, a user's JSONL) as a task source. */
 export { createDatasetTaskSource, type DatasetTaskSourceSettings } from './task-source/dataset-task-source';
-/** The generated task world as a task source, with its corpus_search and python tools. */
-export { createWorldTaskSource, type WorldTaskSource, type WorldTaskSourceSettings } from './task-source/world-task-source';
+/** The generated task world as a task source, with its corpus_search and python tools and its exact expert's or an imperfect teacher's demonstrations. */
+export {
+  createWorldTaskSource,
+  type WorldTaskSource,
+  type WorldTaskSourceSettings,
+  type WorldTaskSourceTeacher,
+} from './task-source/world-task-source';
 /** A task source's reward as a trainer's outcome scorer (`@agentflow/dapo`'s `scoreOutcome`). */
 export { createOutcomeScorer, type OutcomeScorerSettings, type TaskOutcome } from './task-source/outcome-scorer';
 /** The train/test near-duplicate guard: refuse a leaking split, or drop the leaked train items. */

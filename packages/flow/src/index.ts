@@ -35,6 +35,13 @@ export {
   type GeneratorInput,
   type GeneratorSettings,
 } from './generator/generator';
+/** A teacher's demonstrations replayed through the real loop with a scripted planner: a warm start's samples, each prompt as the planner renders it. */
+export {
+  type DemonstratedItem,
+  type DemonstrationSample,
+  type DemonstrationSource,
+  demonstrationSamples,
+} from './demonstrations/demonstration-samples';
 /** DAPO's `sampleRollouts` over the agent loop: G seeded runs of one prompt, each with its own id. */
 export { createRolloutSampler, type RolloutPrompt, type RolloutSamplerSettings } from './rollouts/rollout-sampler';
 /** Cross-task memory in the loop: solved tasks kept in a MemoryStore, the most similar shown to the planner as examples. */

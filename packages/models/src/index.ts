@@ -146,6 +146,18 @@ export {
   type SupervisedFineTuneSettings,
   supervisedLearningRate,
 } from './engine/supervised-fine-tune';
+/**
+ * The supervised warm start with its check: checkpointed every epoch and resumable, an attempt
+ * judged on its loss and held-back accuracy and redone from a new initialisation when it fails.
+ */
+export {
+  runSupervisedWarmStart,
+  type SupervisedSample,
+  type SupervisedWarmStartResult,
+  type SupervisedWarmStartSettings,
+  type WarmStartPolicy,
+} from './warm-start/supervised-warm-start';
+export { heldOutSplit, type WarmStartAttempt, type WarmStartCheck, warmStartInitSeed } from './warm-start/warm-start-check';
 /** core's TrainablePolicy on a local Qwen3 model with LoRA. */
 export { createLocalPolicy, type LocalPolicy, type LocalPolicySettings } from './policy/local-policy';
 /** A model folder opened as a trainable LoRA policy with its tokenizer, from a fresh or a saved adapter. */

@@ -1,6 +1,6 @@
+import { demonstrationSamples } from '@agentflow/flow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../config/schema';
-import { demonstrationSamples } from '../stages/demonstration-samples';
 import { createRunAgent } from './agent';
 import { guardedTaskSource } from './pipeline-context';
 import { assertRunnable, preflightProblems } from './preflight';
@@ -8,7 +8,7 @@ import { assertRunnable, preflightProblems } from './preflight';
 // policy.maxSteps below the demonstrations' length used to pass the schema and fail the warm
 // start with INTERNAL; the pre-flight check refuses it, and its bound is the loop's own.
 const task = { kind: 'world', seed: 3, entities: 8, trainTasks: 20, testTasks: 4, levels: [1, 2], teacher: { errorRate: 0 } };
-const configWith = (maxSteps: number) => runConfigSchema.parse({ task, policy: { maxSteps } });
+const configWith = (maxSteps: number) => runConfigSchema.parse({ task, policy: { maxSteps }, warmStart: { check: { heldOutTasks: 4 } } });
 const guarded = guardedTaskSource(configWith(5));
 const tools = guarded.source.createTools({ pythonSlots: 2 });
 afterAll(() => tools.dispose());
@@ -16,8 +16,7 @@ afterAll(() => tools.dispose());
 /** The warm start's replay of every demonstration under `maxSteps`. */
 function replay(maxSteps: number) {
   const config = configWith(maxSteps);
-  const teacher = guarded.configured.createTeacher!(config.seed);
-  return demonstrationSamples(guarded.source.split('train'), guarded.source, teacher, (model) => createRunAgent({ config, tools, fixedModel: undefined }, model));
+  return demonstrationSamples(guarded.source.split('train'), guarded.source, (model) => createRunAgent({ config, tools, fixedModel: undefined }, model));
 }
 
 describe('the pre-flight check of runnable settings', () => {
@@ -26,6 +25,14 @@ describe('the pre-flight check of runnable settings', () => {
       /^run\.yaml: policy\.maxSteps: 2 planner decisions are fewer than the 4 the demonstration of train-\d+ takes \(its finish included\); set policy\.maxSteps to at least 4$/,
     );
     expect(preflightProblems(configWith(4), guarded)).toEqual([]);
+  });
+
+  it('refuses a warm-start check that holds back every training task', () => {
+    const config = runConfigSchema.parse({ task, warmStart: { check: { heldOutTasks: 20 } } });
+    expect(() => assertRunnable(config, guarded, 'run.yaml')).toThrow(
+      'run.yaml: warmStart.check.heldOutTasks: 20 held-back tasks leave none of the 20 training task(s) to demonstrate; hold back fewer, or set warmStart.check to null',
+    );
+    expect(preflightProblems(runConfigSchema.parse({ task, warmStart: { check: { heldOutTasks: 19 } } }), guarded)).toEqual([]);
   });
 
   it('draws its bound where the real loop does: the replay passes at the bound and fails one below', async () => {

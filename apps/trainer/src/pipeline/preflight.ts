@@ -12,8 +12,8 @@ export interface PreflightProblem {
 /**
  * What the pipeline cannot run although every value is valid on its own, found from the
  * task source before any stage: demonstrations longer than `policy.maxSteps` (the warm start's
- * replay would stop before its finish step, and no task could be solved), an empty training
- * or test split.
+ * replay would stop before its finish step, and no task could be solved), a warm-start check
+ * that holds back every training task, an empty training or test split.
  */
 export function preflightProblems(config: RunConfig, guarded: GuardedTaskSource): PreflightProblem[] {
   const problems: PreflightProblem[] = [];
@@ -22,18 +22,25 @@ export function preflightProblems(config: RunConfig, guarded: GuardedTaskSource)
     problems.push({ key: 'task', message: `the training split is empty (after the leakage guard dropped ${guarded.leakage.dropped.length} item(s)); collect would yield no steps to label` });
   }
   if (guarded.source.split('test').length === 0) problems.push({ key: 'task', message: 'the test split is empty; nothing could be evaluated' });
-  if (guarded.configured.createTeacher) {
-    // A teacher of its own: its random draws are not those of the warm start's teacher.
-    const teacher = guarded.configured.createTeacher(config.seed);
+  const { demonstration } = guarded.source;
+  if (demonstration) {
+    // The warm start's own demonstrations: a source gives an item the same one whenever it is asked.
     let longest: { taskId: string; steps: number } | undefined;
     for (const item of train) {
-      const steps = teacher(item)?.actions.length ?? 0;
+      const steps = demonstration.call(guarded.source, item)?.actions.length ?? 0;
       if (steps > (longest?.steps ?? 0)) longest = { taskId: item.id, steps };
     }
     if (longest && longest.steps > config.policy.maxSteps) {
       problems.push({
         key: 'policy.maxSteps',
         message: `${config.policy.maxSteps} planner decisions are fewer than the ${longest.steps} the demonstration of ${longest.taskId} takes (its finish included); set policy.maxSteps to at least ${longest.steps}`,
+      });
+    }
+    const held = config.warmStart.check?.heldOutTasks ?? 0;
+    if (held > 0 && held >= train.length) {
+      problems.push({
+        key: 'warmStart.check.heldOutTasks',
+        message: `${held} held-back tasks leave none of the ${train.length} training task(s) to demonstrate; hold back fewer, or set warmStart.check to null`,
       });
     }
   }

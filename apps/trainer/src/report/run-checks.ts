@@ -1,5 +1,5 @@
 import { skillScore } from '@agentflow/eval';
-import type { WarmStartAttempt } from '../stages/warm-start-check';
+import type { WarmStartAttempt } from '@agentflow/models';
 import { percent } from './render-report';
 import type { RunCheck } from './run-summary';
 

@@ -1,33 +1,13 @@
 import { resolve } from 'node:path';
-import { assertNever, createRandom, type PlannerAction } from '@agentflow/core';
-import {
-  createDatasetTaskSource,
-  createTaskWorld,
-  createWorldPlannerFolder,
-  createWorldTaskSource,
-  createWorldTeacher,
-  type TaskItem,
-  type TaskSource,
-  type WorldPlannerSample,
-} from '@agentflow/eval';
+import { assertNever } from '@agentflow/core';
+import { createDatasetTaskSource, createTaskWorld, createWorldPlannerFolder, createWorldTaskSource, type TaskSource, type WorldPlannerSample } from '@agentflow/eval';
 import type { RunConfig } from '../config/schema';
 import type { DatasetsTaskConfig } from '../config/task-schema';
 
-/** One demonstration the warm start learns from: the actions, and whether they are meant to be right. */
-export interface Demonstration {
-  actions: PlannerAction[];
-  /** True for an exact expert: its replay must reach the reference answer, or the source and its tools disagree. */
-  exact: boolean;
-}
-
 /** What the pipeline needs from the task block of a config. */
 export interface ConfiguredTaskSource {
+  /** The tasks, with the warm start's teacher as `demonstration` where the source has one. */
   source: TaskSource;
-  /**
-   * The teacher of the warm start, asked in the order of the training split; undefined when
-   * the source has no demonstrations.
-   */
-  createTeacher?(seed: number): (item: TaskItem) => Demonstration | undefined;
   /**
    * Creates a preset planner in `dir` from the warm start's samples (the world learns its
    * tokenizer from them); undefined when the config's planner must come from a folder.
@@ -46,7 +26,7 @@ function datasetOf(source: DatasetsTaskConfig['train']) {
   };
 }
 
-/** The task source of `config.task`, with its teacher and preset planner where it has them. */
+/** The task source of `config.task` (the world's with the configured teacher, drawing with the run's seed), and its preset planner where it has one. */
 export function configuredTaskSource(config: RunConfig): ConfiguredTaskSource {
   const task = config.task;
   switch (task.kind) {
@@ -60,15 +40,7 @@ export function configuredTaskSource(config: RunConfig): ConfiguredTaskSource {
         maxValue: task.maxValue,
       });
       return {
-        source: createWorldTaskSource(world),
-        createTeacher(seed) {
-          const teacher = createWorldTeacher(world, {
-            errorRate: task.teacher.errorRate,
-            mistakes: task.teacher.mistakes,
-            random: createRandom(seed).fork('expert-errors'),
-          });
-          return (item) => teacher(item.id);
-        },
+        source: createWorldTaskSource(world, { teacher: { errorRate: task.teacher.errorRate, mistakes: task.teacher.mistakes, seed: config.seed } }),
         createPresetPlanner: (dir, samples, seed) => createWorldPlannerFolder(dir, samples, task.planner, seed),
       };
     }

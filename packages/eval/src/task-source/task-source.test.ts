@@ -185,7 +185,7 @@ describe('world task source', () => {
       expect(await source.reward(item, item.answer)).toBe(1);
       expect(await source.reward(item, String(Number(item.answer) + 1))).toBe(0);
       expect(await source.reward(item, undefined)).toBe(0);
-      const actions = source.demonstration?.(item) ?? [];
+      const actions = source.demonstration?.(item)?.actions ?? [];
       expect(actions.at(-1)).toEqual({ thought: 'done', action: 'finish', action_input: item.answer });
       expect(actions.slice(0, -2).every((action) => action.action === 'corpus_search')).toBe(true);
     }
@@ -197,7 +197,7 @@ describe('world task source', () => {
       expect(tools.tools.map((tool) => tool.name)).toEqual(['corpus_search', 'python']);
       const [search, python] = tools.tools as [(typeof tools.tools)[0], (typeof tools.tools)[0]];
       const context = { signal: new AbortController().signal, taskId: 'train-0' };
-      const demo = source.demonstration?.(source.item('train-0')) ?? [];
+      const demo = source.demonstration?.(source.item('train-0'))?.actions ?? [];
       const input = demo[0]?.action_input as { query: string };
       const fact = world.corpus.find((document) => document.title === input.query);
       // One hit, shown as its title and text: the layout the trainer's world tools have had.
@@ -262,3 +262,32 @@ describe('the world teacher', () => {
   });
 });
 
+
+describe('the world task source with a teacher', () => {
+  const world = createTaskWorld({ seed: 3, entities: 8, trainTasks: 40, testTasks: 4 });
+  const teacher = { errorRate: 0.5, mistakes: ['lookup', 'operator'] as const, seed: 5 };
+
+  it("demonstrates the training split as the teacher drawn in split order does, whatever order it is asked in", () => {
+    const source = createWorldTaskSource(world, { teacher });
+    const inOrder = createWorldTeacher(world, { ...teacher, random: createRandom(teacher.seed).fork('expert-errors') });
+    const expected = world.split('train').map((task) => inOrder(task.id));
+    // Asked backwards, twice: the same demonstration for each task.
+    const train = [...source.split('train')].reverse();
+    const asked = train.map((item) => source.demonstration?.(item)).reverse();
+    expect(asked).toEqual(expected);
+    expect(train.map((item) => source.demonstration?.(item)).reverse()).toEqual(expected);
+    const flawed = asked.filter((demonstration) => demonstration?.exact === false);
+    expect(flawed.length).toBeGreaterThan(10);
+    expect(flawed.length).toBeLessThan(30);
+    // A source with the same teacher gives the same demonstrations; the test split has its own, after the training split's.
+    expect(source.split('test').map((item) => createWorldTaskSource(world, { teacher }).demonstration?.(item))).toEqual(source.split('test').map((item) => source.demonstration?.(item)));
+  });
+
+  it("is the world's exact expert without one, and refuses an error rate outside [0, 1]", () => {
+    const source = createWorldTaskSource(world);
+    for (const item of source.split('train')) {
+      expect(source.demonstration?.(item)).toEqual({ actions: world.demonstration(item.id).steps.map((step) => step.action), exact: true });
+    }
+    expect(thrown(() => createWorldTaskSource(world, { teacher: { errorRate: 1.5, seed: 0 } }).demonstration?.(source.item('train-0'))).message).toContain('got 1.5');
+  });
+});

@@ -1,4 +1,4 @@
-import type { PlannerAction, Tool } from '@agentflow/core';
+import type { Demonstration, Tool } from '@agentflow/core';
 
 /** The two splits every task source has: what a run trains on, and what it is judged on. */
 export type TaskSplitName = 'train' | 'test';
@@ -58,11 +58,13 @@ export interface TaskSource {
   /** Builds the tools the tasks need (each call its own REPLs). */
   createTools(settings?: TaskSourceToolsSettings): TaskSourceTools;
   /**
-   * The expert's actions for an item, ending with `finish`, where the source has them (the
-   * task world does; benchmark files do not). The warm start replays them through the real
-   * agent loop, so each step's prompt shows the real tool outputs.
+   * A teacher's actions for an item, ending with `finish`, and whether they are exact, where
+   * the source has them (the task world does, from its exact expert or an imperfect teacher;
+   * benchmark files do not). The same item always gets the same demonstration. The warm start
+   * replays them through the real agent loop (`@agentflow/flow`'s `demonstrationSamples`), so
+   * each step's prompt shows the real tool outputs.
    */
-  demonstration?(item: TaskItem): PlannerAction[] | undefined;
+  demonstration?(item: TaskItem): Demonstration | undefined;
   /**
    * What makes two items the same task, when the source knows it better than their text does
    * (the task world: template and entities). With it the leakage guard compares these keys

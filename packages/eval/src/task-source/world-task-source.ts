@@ -1,13 +1,45 @@
-import { AgentFlowError, describeValue, type Tool } from '@agentflow/core';
+import { AgentFlowError, createRandom, type Demonstration, describeValue, type Tool } from '@agentflow/core';
 import { createCorpusSearchTool } from '@agentflow/executor';
 import type { TaskWorld } from '../task-world/create-task-world';
+import { createWorldTeacher, type WorldTeacherMistake } from '../task-world/world-teacher';
 import { createPooledPythonTool, DEFAULT_PYTHON_SLOTS } from './pooled-python-tool';
 import type { TaskItem, TaskSource, TaskSplitName } from './task-source';
+
+/** The imperfect teacher whose demonstrations a world task source gives (see `createWorldTeacher`). */
+export interface WorldTaskSourceTeacher {
+  /** Fraction of the demonstrations that carry one mistake and answer what it leads to (0: the exact expert). */
+  errorRate: number;
+  /** The mistakes drawn from, one per flawed demonstration. Default both (`WORLD_TEACHER_MISTAKES`). */
+  mistakes?: readonly WorldTeacherMistake[];
+  /** Seeds the teacher's draws: `createRandom(seed).fork('expert-errors')`, drawn over the training split in order, then the test split. */
+  seed: number;
+}
 
 /** Settings of `createWorldTaskSource`. */
 export interface WorldTaskSourceSettings {
   /** A label put before the generated description in logs. */
   name?: string;
+  /** The teacher of `demonstration(item)`. Default: the world's exact expert. */
+  teacher?: WorldTaskSourceTeacher;
+}
+
+/**
+ * Every task's demonstration by the teacher, drawn once: the training split in order, then
+ * the test split, so a demonstration does not depend on which tasks were asked for before it.
+ */
+function teacherDemonstrations(world: TaskWorld, teacher: WorldTaskSourceTeacher): Map<string, Demonstration> {
+  if (!(teacher.errorRate >= 0 && teacher.errorRate <= 1)) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `The world teacher's errorRate must be in [0, 1], got ${describeValue(teacher.errorRate)}.`,
+    });
+  }
+  const demonstrate = createWorldTeacher(world, {
+    errorRate: teacher.errorRate,
+    ...(teacher.mistakes ? { mistakes: teacher.mistakes } : {}),
+    random: createRandom(teacher.seed).fork('expert-errors'),
+  });
+  return new Map([...world.split('train'), ...world.split('test')].map((task) => [task.id, demonstrate(task.id)]));
 }
 
 /** The task world as a task source, with the world itself for what only it has (its corpus, its files). */
@@ -15,7 +47,8 @@ export type WorldTaskSource = TaskSource & { readonly world: TaskWorld };
 
 /**
  * The generated task world (`createTaskWorld`) as a task source: its splits, its answer
- * checker as the reward, its expert demonstrations, and the tools its tasks need, built as
+ * checker as the reward, its demonstrations (the exact expert's, or with `teacher` an
+ * imperfect teacher's), and the tools its tasks need, built as
  * the trainer has built them (BM25 `corpus_search` over the world's corpus showing the top
  * hit's title and text, then the pooled python REPL with slot ids `world-python-<n>`).
  */
@@ -33,6 +66,8 @@ export function createWorldTaskSource(world: TaskWorld, settings: WorldTaskSourc
   const items = new Map([...splits.train, ...splits.test].map((item) => [item.id, item]));
   const { seed, trainTasks, testTasks, levels, entities } = world.settings;
   const generated = `task world seed ${seed} (${trainTasks} train / ${testTasks} test tasks, levels ${levels.join(', ')}, ${entities} entities)`;
+  const exact = (id: string): Demonstration => ({ actions: world.demonstration(id).steps.map((step) => step.action), exact: true });
+  let taught: Map<string, Demonstration> | undefined;
 
   return {
     kind: 'world',
@@ -57,7 +92,11 @@ export function createWorldTaskSource(world: TaskWorld, settings: WorldTaskSourc
       const python = createPooledPythonTool({ slots: toolSettings.pythonSlots ?? DEFAULT_PYTHON_SLOTS, slotPrefix: 'world-python-' });
       return { tools: [corpus as Tool, python.tool], unavailableReason: python.unavailableReason, dispose: python.dispose };
     },
-    demonstration: (item) => world.demonstration(item.id).steps.map((step) => step.action),
+    demonstration(item) {
+      if (!settings.teacher) return exact(item.id);
+      taught ??= teacherDemonstrations(world, settings.teacher);
+      return taught.get(item.id) ?? exact(item.id);
+    },
     // Questions of one template read alike whatever their entities: a task is its template and entities.
     leakageKey: (item) => `${String(item.metadata.template)}:${(item.metadata.entities as string[]).join(',')}`,
   };

@@ -1,4 +1,4 @@
-import type { PlannerAction, Random } from '@agentflow/core';
+import type { Demonstration, PlannerAction, Random } from '@agentflow/core';
 import type { TaskWorld } from './create-task-world';
 import { ATTRIBUTES } from './templates';
 
@@ -15,11 +15,8 @@ export interface WorldTeacherSettings {
   random: Random;
 }
 
-/** One demonstration of the teacher: its actions, ending with `finish`, and whether they are the exact expert's. */
-export interface WorldTeacherDemonstration {
-  actions: PlannerAction[];
-  exact: boolean;
-}
+/** One demonstration of the teacher: its actions, ending with `finish`, and whether they are the exact expert's (core's `Demonstration`). */
+export type WorldTeacherDemonstration = Demonstration;
 
 const isPython = (action: PlannerAction) => typeof action.action_input === 'object' && action.action_input !== null && 'code' in action.action_input;
 

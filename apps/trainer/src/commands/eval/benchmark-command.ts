@@ -1,13 +1,22 @@
-import { resolve } from 'node:path';
-import { AgentFlowError } from '@agentflow/core';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { AgentFlowError, describeValue } from '@agentflow/core';
+import {
+  BENCHMARK_EVAL_STAGE,
+  type BenchmarkEvalSettings,
+  evalDirectoryOf,
+  firstDifference,
+  formatEvalSummary,
+  isEvalDirectory,
+  readEvalConfig,
+  runBenchmarkEval,
+} from '@agentflow/eval';
 import { createProgressReporter } from '../../progress/progress-reporter';
 import type { CommandContext } from '../command-context';
 import { progressModeOf } from '../run';
-import { evalDirectoryOf, isEvalDirectory, readEvalConfig } from './eval-directory';
-import type { BenchmarkOptions, EvalCommandOptions } from './eval-options';
-import { formatEvalSummary } from './eval-summary';
+import { type BenchmarkOptions, type EvalCommandOptions, optionOfSettingsKey } from './eval-options';
+import { openEvalModels } from './eval-models';
 import { resolveEvalConnection, resolveEvalSettings } from './resolve-eval-settings';
-import { EVAL_STAGE, runBenchmarkEval } from './run-benchmark-eval';
 
 /** Which eval directory the command names, and whether it must hold an eval already. */
 function targetOf(options: EvalCommandOptions): { root: string; mustExist: boolean } {
@@ -27,10 +36,43 @@ function targetOf(options: EvalCommandOptions): { root: string; mustExist: boole
   return { root, mustExist: options.resume !== undefined };
 }
 
+const resumeCommand = (root: string) => `\`agentflow eval --resume ${root}\``;
+
+/**
+ * The refusals of `runBenchmarkEval`, in the command's words: an eval recorded with other
+ * settings (naming the option that sets the key), or an `--out` that holds other files.
+ */
+function refuseOtherEval(root: string, recorded: BenchmarkEvalSettings | undefined, settings: BenchmarkEvalSettings): void {
+  const directory = evalDirectoryOf(root);
+  if (recorded) {
+    const difference = firstDifference(recorded, settings);
+    if (!difference) return;
+    const option = optionOfSettingsKey(difference.key);
+    const changed =
+      difference.key === 'data.sha256'
+        ? `the data file ${settings.data.path} changed since the eval started (${difference.key} differs)`
+        : `it was started with ${difference.key} = ${describeValue(difference.recorded)}${option ? ` (${option})` : ''}; this command gives ${describeValue(difference.given)}`;
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `${directory.root} holds an eval with other settings: ${changed}. Continue it with its recorded settings (${resumeCommand(directory.root)}, see eval-config.json), or choose another --out.`,
+      details: { key: difference.key, recorded: difference.recorded, given: difference.given },
+    });
+  }
+  if (existsSync(directory.root) && readdirSync(directory.root).length > 0) {
+    const what = existsSync(join(directory.root, 'config.json')) ? 'a run directory (agentflow run)' : 'files but no eval-config.json';
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `--out ${directory.root} holds ${what}; an eval starts in an empty or new folder. Choose another --out.`,
+      details: { out: directory.root },
+    });
+  }
+}
+
 /**
  * The benchmark mode of `agentflow eval`: resolves the settings (on `--resume DIR`, the
- * recorded ones with the options given laid over them), runs the eval with progress on
- * stderr (`--json`: JSON lines on stdout), prints the summary. Ctrl-C keeps the records.
+ * recorded ones with the options given laid over them), runs @agentflow/eval's
+ * `runBenchmarkEval` with progress on stderr (`--json`: JSON lines on stdout), prints the
+ * summary. Ctrl-C keeps the records.
  */
 export async function runBenchmarkCommand(options: EvalCommandOptions, given: BenchmarkOptions, context: CommandContext): Promise<void> {
   if (options.set !== undefined) {
@@ -52,9 +94,10 @@ export async function runBenchmarkCommand(options: EvalCommandOptions, given: Be
   const base = given.planner === undefined ? recorded?.settings : undefined;
   const settings = resolveEvalSettings(given, base);
   const connection = resolveEvalConnection(given, recorded?.connection);
+  refuseOtherEval(root, recorded?.settings, settings);
 
   const mode = progressModeOf(options);
-  const reporter = createProgressReporter({ mode, stages: [EVAL_STAGE], write: mode === 'json' ? context.stdout : context.stderr });
+  const reporter = createProgressReporter({ mode, stages: [BENCHMARK_EVAL_STAGE], write: mode === 'json' ? context.stdout : context.stderr });
   const interrupt = new AbortController();
   const onInterrupt = () => interrupt.abort();
   process.once('SIGINT', onInterrupt);
@@ -62,12 +105,15 @@ export async function runBenchmarkCommand(options: EvalCommandOptions, given: Be
     const { directory, summary } = await runBenchmarkEval({
       root,
       settings,
+      openModels: (opened) => openEvalModels(opened, connection),
+      concurrency: connection.concurrency,
       connection,
       emit: (event) => reporter.handle(event),
       onStart: (directory, resumed) => {
         if (mode !== 'json' && mode !== 'quiet') context.stderr(`${resumed ? 'Resuming' : 'Starting'} eval of ${settings.planner} on ${settings.data.path} in ${directory.root}\n`);
       },
       signal: interrupt.signal,
+      resumeCommand,
     });
     reporter.close();
     if (mode === 'json') context.stdout(`${JSON.stringify({ type: 'summary', path: directory.summary, ...summary })}\n`);

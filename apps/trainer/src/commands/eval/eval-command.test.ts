@@ -11,12 +11,10 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readJsonl, type Trajectory } from '@agentflow/core';
-import { type BenchmarkItem, loadAgentFlowJson, wilsonInterval } from '@agentflow/eval';
+import { type BenchmarkItem, type EvalRecord, type EvalSummary, loadAgentFlowJson, wilsonInterval } from '@agentflow/eval';
 import { createPythonTool } from '@agentflow/executor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChatRequestBody, type LoopbackChatServer, startHeldOllamaServer, startOllamaServer, startOpenAiCompatibleServer } from '@agentflow/llm/testing';
-import type { EvalRecord } from './eval-record';
-import type { EvalSummary } from './eval-summary';
 
 const root = resolve(__dirname, '..', '..', '..', '..', '..');
 const cli = join(root, 'apps', 'trainer', 'dist', 'cli.js');

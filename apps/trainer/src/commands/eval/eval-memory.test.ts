@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChatRequestBody, type LoopbackChatServer, startOllamaServer } from '@agentflow/llm/testing';
-import type { EvalSummary } from './eval-summary';
+import type { EvalSummary } from '@agentflow/eval';
 
 const cli = resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
 

@@ -1,10 +1,8 @@
 import { extname } from 'node:path';
 import { AgentFlowError, describeValue } from '@agentflow/core';
-import { fieldMappingSchema } from '@agentflow/eval';
-import type { z } from 'zod';
-import { datasetFormatSchema } from './eval-settings';
+import { type BenchmarkEvalSettings, datasetFormatSchema, fieldMappingSchema } from '@agentflow/eval';
 
-type DatasetFormat = z.infer<typeof datasetFormatSchema>;
+type DatasetFormat = BenchmarkEvalSettings['data']['format'];
 
 function invalid(option: string, text: string, expected: string): AgentFlowError {
   return new AgentFlowError({

@@ -1,5 +1,5 @@
 /** Where two JSON values first differ: the dotted key path, and the value on each side. */
-export interface Difference {
+export interface JsonDifference {
   key: string;
   recorded: unknown;
   given: unknown;
@@ -12,7 +12,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  * values differ; undefined when the two are equal as JSON. Lists compare whole: `[1983, 2023]`
  * against `[1983, 2024]` is a difference at `data.years`, not `data.years.1`.
  */
-export function firstDifference(recorded: unknown, given: unknown, path: readonly string[] = []): Difference | undefined {
+export function firstDifference(recorded: unknown, given: unknown, path: readonly string[] = []): JsonDifference | undefined {
   if (isObject(recorded) && isObject(given)) {
     const keys = [...new Set([...Object.keys(recorded), ...Object.keys(given)])];
     for (const key of keys) {

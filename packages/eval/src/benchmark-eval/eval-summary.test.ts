@@ -1,11 +1,11 @@
 import type { Trajectory } from '@agentflow/core';
-import { wilsonInterval } from '@agentflow/eval';
 import { describe, expect, it } from 'vitest';
+import { wilsonInterval } from '../metrics/accuracy';
+import type { BenchmarkEvalSettings } from './benchmark-eval-settings';
 import type { EvalRecord } from './eval-record';
-import type { EvalSettings } from './eval-settings';
 import { summarizeEval } from './eval-summary';
 
-const settings = (samples: number): EvalSettings => ({
+const settings = (samples: number): BenchmarkEvalSettings => ({
   planner: 'ollama:m',
   template: 'full',
   data: { path: '/d.json', format: 'agentflow-json', sha256: '0'.repeat(64), years: null, limit: null, fields: null },

@@ -1,5 +1,5 @@
 import { FINISH_ACTION, type Trajectory, terminationSchema } from '@agentflow/core';
-import type { AnswerCheck } from '@agentflow/eval';
+import type { AnswerCheck } from '../answers/check-answer';
 import { z } from 'zod';
 
 /**
@@ -10,7 +10,7 @@ import { z } from 'zod';
 export const evalRecordSchema = z
   .object({
     itemId: z.string().min(1).describe("The item's id in the data file."),
-    sample: z.number().int().nonnegative().describe('Which of the --samples runs of the item (0-based).'),
+    sample: z.number().int().nonnegative().describe('Which of the `samples` runs of the item (0-based).'),
     trajectoryId: z.string().min(1).describe('The id of its trajectory in trajectories.jsonl.'),
     seed: z.number().int().nonnegative().describe('The sampling seed of the run.'),
     answer: z.string().nullable().describe("The agent's final answer, or null when it gave none."),
@@ -19,9 +19,9 @@ export const evalRecordSchema = z
     method: z.string().describe('What decided: numeric, string, game_of_24, choice, exact_match, none.'),
     steps: z.number().int().nonnegative().describe('Planner decisions made.'),
     toolCalls: z.number().int().nonnegative().describe('Steps that called a tool.'),
-    formatErrors: z.number().int().nonnegative().describe("Steps whose output did not parse as an action."),
+    formatErrors: z.number().int().nonnegative().describe('Steps whose output did not parse as an action.'),
     termination: terminationSchema,
-    durationMs: z.number().nonnegative(),
+    durationMs: z.number().nonnegative().describe('Wall-clock time of the run.'),
     finishedAt: z.string().describe('ISO-8601 time the record was written.'),
   })
   .strict();
@@ -29,10 +29,10 @@ export const evalRecordSchema = z
 export type EvalRecord = z.infer<typeof evalRecordSchema>;
 
 /** The key a record and a pending run share. */
-export const runKey = (itemId: string, sample: number): string => `${itemId}#${sample}`;
+export const evalRunKey = (itemId: string, sample: number): string => `${itemId}#${sample}`;
 
 /** The record of a finished run: its answer as the checker read it, and what the run did. */
-export function recordOf(
+export function evalRecordOf(
   run: { itemId: string; sample: number; seed: number },
   trajectory: Trajectory,
   check: Pick<AnswerCheck, 'correct' | 'extracted' | 'method'>,

@@ -1,12 +1,14 @@
 import type { Trajectory } from '@agentflow/core';
-import { accuracy, avgAtK, meanPassAtK, type TrajectoryStats, trajectoryStats } from '@agentflow/eval';
-import { type EvalRecord, runKey } from './eval-record';
-import type { EvalSettings } from './eval-settings';
+import { accuracy } from '../metrics/accuracy';
+import { avgAtK, meanPassAtK } from '../metrics/pass-at-k';
+import { type TrajectoryStats, trajectoryStats } from '../metrics/trajectory-stats';
+import type { BenchmarkEvalSettings } from './benchmark-eval-settings';
+import { type EvalRecord, evalRunKey } from './eval-record';
 
 /** `eval.json`: what the eval measured so far, and what it ran on. */
 export interface EvalSummary {
   /** The recorded settings: planner, data file and filters, seed, samples, limits. */
-  settings: EvalSettings;
+  settings: BenchmarkEvalSettings;
   /** True when every (item, sample) has a record. */
   complete: boolean;
   /** Items the data file and filters select. */
@@ -20,7 +22,7 @@ export interface EvalSummary {
   accuracy: number;
   /** 95% Wilson score interval of `accuracy` (Wilson 1927). */
   ci95: [number, number];
-  /** With --samples K > 1: unbiased pass@K (Chen et al. 2021) and avg@K over items with K records. */
+  /** With K = `samples` > 1: unbiased pass@K (Chen et al. 2021) and avg@K over items with K records. */
   passAtK?: { k: number; value: number };
   avgAtK?: { k: number; value: number };
   meanSteps: number;
@@ -39,14 +41,14 @@ export interface EvalSummary {
  * `trajectories.jsonl` for the recorded ids.
  */
 export function summarizeEval(
-  settings: EvalSettings,
+  settings: BenchmarkEvalSettings,
   itemIds: readonly string[],
   records: readonly EvalRecord[],
   trajectories: readonly Trajectory[],
   now: () => Date = () => new Date(),
 ): EvalSummary {
   const byRun = new Map<string, EvalRecord>();
-  for (const record of records) if (!byRun.has(runKey(record.itemId, record.sample))) byRun.set(runKey(record.itemId, record.sample), record);
+  for (const record of records) if (!byRun.has(evalRunKey(record.itemId, record.sample))) byRun.set(evalRunKey(record.itemId, record.sample), record);
   const kept = [...byRun.values()];
   const estimate = accuracy(kept.map((record) => record.correct));
   const recordedIds = new Set(kept.map((record) => record.trajectoryId));
@@ -54,7 +56,7 @@ export function summarizeEval(
   const k = settings.samples;
   // [item][sample]: whether that run was correct, for items with every sample recorded.
   const grid = itemIds
-    .map((id) => Array.from({ length: k }, (_, sample) => byRun.get(runKey(id, sample))?.correct))
+    .map((id) => Array.from({ length: k }, (_, sample) => byRun.get(evalRunKey(id, sample))?.correct))
     .filter((row): row is boolean[] => row.every((value) => value !== undefined));
   const summary: EvalSummary = {
     settings,

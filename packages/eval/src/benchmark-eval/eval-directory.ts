@@ -1,13 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AgentFlowError, describeValue, readJsonl, type Trajectory, trajectorySchema, writeFileAtomic } from '@agentflow/core';
+import { type BenchmarkEvalSettings, type EvalConfigFile, evalConfigFileSchema } from './benchmark-eval-settings';
 import { type EvalRecord, evalRecordSchema } from './eval-record';
 import { firstDifference } from './first-difference';
-import { optionOfSettingsKey } from './eval-options';
-import { type EvalConfigFile, type EvalConnection, type EvalSettings, evalConfigFileSchema } from './eval-settings';
 
 /** The files of an eval directory. */
 export interface EvalDirectory {
+  /** The folder, absolute. */
   root: string;
   /** The settings (compared on resume) and the connection: atomic writes. */
   config: string;
@@ -19,6 +19,7 @@ export interface EvalDirectory {
   summary: string;
 }
 
+/** The files of the eval directory `root` (made absolute); nothing is read or written. */
 export function evalDirectoryOf(root: string): EvalDirectory {
   const absolute = resolve(root);
   return {
@@ -30,7 +31,7 @@ export function evalDirectoryOf(root: string): EvalDirectory {
   };
 }
 
-/** True when `root` holds an eval (its eval-config.json), as opposed to a run directory. */
+/** True when `root` holds an eval (its eval-config.json). */
 export function isEvalDirectory(root: string): boolean {
   return existsSync(evalDirectoryOf(root).config);
 }
@@ -60,30 +61,44 @@ export function readEvalConfig(directory: EvalDirectory): EvalConfigFile {
   return parsed.data;
 }
 
+/** How `openEvalDirectory` records the start, and names the way back in its errors. */
+export interface OpenEvalDirectorySettings {
+  /** The caller's record of how the models are reached (URLs, key variable, concurrency): written, never compared. Default `{}`. */
+  connection?: Readonly<Record<string, unknown>>;
+  /** The clock of `createdAt`. Default: the system clock. */
+  now?: () => Date;
+  /** What continues the eval in `root`, named when other settings are refused (a CLI: its resume command). */
+  resumeCommand?: (root: string) => string;
+}
+
+/** The default way back, for a library caller. */
+export const defaultResumeCommand = (root: string): string => `runBenchmarkEval on ${root} with the same settings`;
+
 /**
  * Starts an eval in `root`, or continues the one there. A new eval needs an empty or absent
- * folder (never a run directory); a continued one must have the same settings in every key,
- * else INVALID_ARGUMENT names the first key that differs. The connection is rewritten.
+ * folder; a continued one must have the same settings in every key, else INVALID_ARGUMENT
+ * names the first key that differs (`details`: key, recorded, given). The connection is
+ * rewritten.
  */
 export function openEvalDirectory(
   root: string,
-  settings: EvalSettings,
-  connection: EvalConnection,
-  now: () => Date = () => new Date(),
+  settings: BenchmarkEvalSettings,
+  open: OpenEvalDirectorySettings = {},
 ): { directory: EvalDirectory; resumed: boolean } {
   const directory = evalDirectoryOf(root);
+  const connection = open.connection ?? {};
   if (existsSync(directory.config)) {
     const recorded = readEvalConfig(directory);
     const difference = firstDifference(recorded.settings, settings);
     if (difference) {
-      const option = optionOfSettingsKey(difference.key);
       const changed =
         difference.key === 'data.sha256'
           ? `the data file ${settings.data.path} changed since the eval started (${difference.key} differs)`
-          : `it was started with ${difference.key} = ${describeValue(difference.recorded)}${option ? ` (${option})` : ''}; this command gives ${describeValue(difference.given)}`;
+          : `it was started with ${difference.key} = ${describeValue(difference.recorded)}; these settings give ${describeValue(difference.given)}`;
+      const resume = (open.resumeCommand ?? defaultResumeCommand)(directory.root);
       throw new AgentFlowError({
         code: 'INVALID_ARGUMENT',
-        message: `${directory.root} holds an eval with other settings: ${changed}. Continue it with its recorded settings (\`agentflow eval --resume ${directory.root}\`, see eval-config.json), or choose another --out.`,
+        message: `${directory.root} holds an eval with other settings: ${changed}. Continue it with its recorded settings (${resume}, see eval-config.json), or choose another folder.`,
         details: { key: difference.key, recorded: difference.recorded, given: difference.given },
       });
     }
@@ -91,14 +106,14 @@ export function openEvalDirectory(
     return { directory, resumed: true };
   }
   if (existsSync(directory.root) && readdirSync(directory.root).length > 0) {
-    const what = existsSync(join(directory.root, 'config.json')) ? 'a run directory (agentflow run)' : 'files but no eval-config.json';
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
-      message: `--out ${directory.root} holds ${what}; an eval starts in an empty or new folder. Choose another --out.`,
-      details: { out: directory.root },
+      message: `${directory.root} holds files but no eval-config.json; an eval starts in an empty or new folder. Choose another folder.`,
+      details: { root: directory.root },
     });
   }
-  const file: EvalConfigFile = { kind: 'agentflow-eval', createdAt: now().toISOString(), settings, connection };
+  const now = open.now ?? (() => new Date());
+  const file: EvalConfigFile = { kind: 'agentflow-eval', createdAt: now().toISOString(), settings, connection: { ...connection } };
   writeFileAtomic(directory.config, `${JSON.stringify(file, null, 2)}\n`);
   return { directory, resumed: false };
 }

@@ -1,28 +1,23 @@
-import { createRandom } from '@agentflow/core';
-import { createTaskWorld, createWorldTaskSource, createWorldTeacher, evaluateWorldCode } from '@agentflow/eval';
+import { type DemonstrationSample, createAgent, demonstrationSamples } from '@agentflow/flow';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runConfigSchema } from '../config/schema';
-import { createRunAgent } from '../pipeline/agent';
-import { demonstrationSamples } from './demonstration-samples';
+import { createTaskWorld } from '../task-world/create-task-world';
+import { evaluateWorldCode, type WorldTeacherMistake } from '../task-world/world-teacher';
+import { createWorldTaskSource } from './world-task-source';
 
-// The world's imperfect teacher (in @agentflow/eval) replayed through the configured agent loop, as the warm start does.
+// The world's teacher replayed through the agent loop with the world's real tools, as a warm start does.
 const world = createTaskWorld({ seed: 3, entities: 8, trainTasks: 40, testTasks: 4, levels: [1, 2], maxValue: 9 });
-const source = createWorldTaskSource(world);
-const tools = source.createTools({ pythonSlots: 2 });
-const config = runConfigSchema.parse({});
-const agentOf = (model: Parameters<typeof createRunAgent>[1]) => createRunAgent({ config, tools, fixedModel: undefined }, model);
+const tools = createWorldTaskSource(world).createTools({ pythonSlots: 2 });
+const agentOf = (model: Parameters<typeof createAgent>[0]['model']) => createAgent({ model, tools: tools.tools, actionSchemaStyle: 'tied', maxRepairs: 0, maxSteps: 8 });
 afterAll(() => tools.dispose());
 
-type Errors = { rate: number; kinds: Array<'operator' | 'lookup'>; random: ReturnType<typeof createRandom> };
-
-/** The samples of the world's training split, from the exact expert or an imperfect teacher. */
-function samplesOf(errors?: Errors) {
-  const teacher = createWorldTeacher(world, { errorRate: errors?.rate ?? 0, mistakes: errors?.kinds ?? ['lookup'], random: errors?.random ?? createRandom(0) });
-  return demonstrationSamples(source.split('train'), source, (item) => teacher(item.id), agentOf);
+/** The samples of the world's training split, from the exact expert or a teacher with `kind` mistakes at rate 0.5. */
+function samplesOf(teacher?: { kind: WorldTeacherMistake; seed: number }) {
+  const source = createWorldTaskSource(world, teacher ? { teacher: { errorRate: 0.5, mistakes: [teacher.kind], seed: teacher.seed } } : {});
+  return demonstrationSamples(source.split('train'), source, agentOf);
 }
 
 /** The queries and code of each task's demonstration and the answer of its finish step, from the samples. */
-function codeAndAnswer(samples: Awaited<ReturnType<typeof samplesOf>>) {
+function codeAndAnswer(samples: readonly DemonstrationSample[]) {
   const byTask = new Map<string, { queries: string[]; code?: string; answer?: string }>();
   for (const sample of samples) {
     const action = JSON.parse(sample.completion) as { action: string; action_input: unknown };
@@ -38,16 +33,15 @@ function codeAndAnswer(samples: Awaited<ReturnType<typeof samplesOf>>) {
 const factValue = (query: string) => Number(/\d+/.exec(world.corpus.find((document) => document.title === query)?.text ?? '')?.[0]);
 
 /** The exact expert's demonstrations and those with `kind` mistakes at rate 0.5, by task. */
-async function exactAndFlawed(kind: 'operator' | 'lookup', seed: number) {
+async function exactAndFlawed(kind: WorldTeacherMistake, seed: number) {
   const exact = codeAndAnswer(await samplesOf());
-  const flawed = codeAndAnswer(await samplesOf({ rate: 0.5, kinds: [kind], random: createRandom(seed) }));
+  const flawed = codeAndAnswer(await samplesOf({ kind, seed }));
   return { exact, flawed };
 }
 
-describe('demonstrationSamples', () => {
+describe("the world's demonstrations replayed through the agent loop", () => {
   it('replays the exact expert by default: every demonstration answers its task', async () => {
-    const samples = await samplesOf();
-    const byTask = codeAndAnswer(samples);
+    const byTask = codeAndAnswer(await samplesOf());
     expect(byTask.size).toBe(40);
     for (const [taskId, { answer }] of byTask) expect(world.checkAnswer(taskId, answer ?? '')).toBe(true);
   });
@@ -101,4 +95,3 @@ describe('evaluateWorldCode', () => {
     expect([evaluateWorldCode('5-3'), evaluateWorldCode('3*9'), evaluateWorldCode('2+3+4'), evaluateWorldCode('2+3*4'), evaluateWorldCode('3-7')]).toEqual([2, 27, 9, 14, -4]);
   });
 });
-

@@ -1,26 +1,40 @@
 import { AgentFlowError, appendJsonl, createRandom, type RunEvent, type Tool, type Trajectory, writeFileAtomic } from '@agentflow/core';
-import { type BenchmarkItem, createAnswerChecker, loadDataset } from '@agentflow/eval';
 import { createPythonTool, type PythonTool } from '@agentflow/executor';
 import { type CrossTaskMemory, createCrossTaskMemory } from '@agentflow/flow';
 import { createSqliteMemoryStore } from '@agentflow/memory';
-import { createEvalAgent, type EvalAgent, type EvalRun } from './eval-agent';
-import { type EvalDirectory, openEvalDirectory, readEvalRecords, readEvalTrajectories } from './eval-directory';
-import { type EvalRecord, recordOf, runKey } from './eval-record';
-import type { EvalConnection, EvalSettings } from './eval-settings';
+import { createAnswerChecker } from '../answers/check-answer';
+import type { BenchmarkItem } from '../datasets/benchmark-item';
+import { loadDataset } from '../datasets/load-dataset';
+import { BENCHMARK_EVAL_DEFAULTS, type BenchmarkEvalSettings } from './benchmark-eval-settings';
+import { type BenchmarkEvalAgent, type BenchmarkEvalModels, type BenchmarkEvalRun, createBenchmarkEvalAgent } from './eval-agent';
+import { defaultResumeCommand, type EvalDirectory, openEvalDirectory, readEvalRecords, readEvalTrajectories } from './eval-directory';
+import { type EvalRecord, evalRecordOf, evalRunKey } from './eval-record';
 import { type EvalSummary, summarizeEval } from './eval-summary';
 
-export interface BenchmarkEvalSettings {
-  /** The eval directory: new, or one to continue with the same settings. */
+export interface RunBenchmarkEvalSettings {
+  /** The eval directory: new (absent or empty), or one to continue with the same settings. */
   root: string;
-  settings: EvalSettings;
-  connection: EvalConnection;
-  /** Progress: stage `eval` with one `progress` event per recorded run. */
-  emit: (event: RunEvent) => void;
+  /** The experiment (`resolveBenchmarkEvalSettings`): recorded, compared on resume. */
+  settings: BenchmarkEvalSettings;
+  /**
+   * Opens the models the settings name, once, when there is a run to make (a finished eval
+   * opens none); their failures after the transport's retries stop the eval.
+   */
+  openModels: (settings: BenchmarkEvalSettings) => Promise<BenchmarkEvalModels>;
+  /** Runs in flight at once (default 4, BENCHMARK_EVAL_DEFAULTS). With a memory, results depend on it. */
+  concurrency?: number;
+  /** Recorded in eval-config.json as the way the models were reached (URLs, key variable...); rewritten on resume, never compared. */
+  connection?: Readonly<Record<string, unknown>>;
+  /** Progress: stage `eval` (BENCHMARK_EVAL_STAGE) with one `progress` event per recorded run. */
+  emit?: (event: RunEvent) => void;
   /** Told once the directory is open and the models are made, before the first run. */
   onStart?: (directory: EvalDirectory, resumed: boolean) => void;
-  /** Stops the eval (Ctrl-C): runs in flight are dropped, the records so far stay. */
+  /** Stops the eval (Ctrl-C): runs in flight are dropped, the records so far stay; the eval then throws ABORTED. */
   signal?: AbortSignal;
+  /** The clock of the records and the summary. Default: the system clock. */
   now?: () => Date;
+  /** What continues this eval, named in the errors of an eval stopped early or refused (a CLI: its resume command). */
+  resumeCommand?: (root: string) => string;
 }
 
 export interface BenchmarkEvalResult {
@@ -28,10 +42,10 @@ export interface BenchmarkEvalResult {
   summary: EvalSummary;
 }
 
-/** The progress stage of the eval, in the reporter's task list. */
-export const EVAL_STAGE = 'eval';
+/** The progress stage of the eval, in a reporter's task list. */
+export const BENCHMARK_EVAL_STAGE = 'eval';
 
-function loadItems(settings: EvalSettings): BenchmarkItem[] {
+function loadItems(settings: BenchmarkEvalSettings): BenchmarkItem[] {
   const { data } = settings;
   const items = loadDataset({
     path: data.path,
@@ -43,36 +57,36 @@ function loadItems(settings: EvalSettings): BenchmarkItem[] {
   if (items.length === 0) {
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
-      message: `--data ${data.path}${data.years ? ` --years ${data.years.join(',')}` : ''}: no item is left to evaluate; check the year range.`,
+      message: `${data.path}${data.years ? ` with years ${data.years.join(' to ')}` : ''}: no item is left to evaluate; check the year range.`,
       details: { path: data.path, years: data.years },
     });
   }
   return items;
 }
 
-async function pythonTools(settings: EvalSettings): Promise<{ tools: Tool[]; python?: PythonTool }> {
+async function pythonTools(settings: BenchmarkEvalSettings): Promise<{ tools: Tool[]; python?: PythonTool }> {
   if (!settings.python) return { tools: [] };
   const python = createPythonTool();
   const reason = await python.unavailableReason();
   if (reason) {
     throw new AgentFlowError({
       code: 'RUNTIME_ERROR',
-      message: `The python tool is unavailable here: ${reason}. Install what it needs, or evaluate without it (--no-python, a different eval: another --out).`,
+      message: `The python tool is unavailable here: ${reason}. Install what it needs, or evaluate without it (python: false, in another eval directory).`,
       details: { reason },
     });
   }
   return { tools: [python as Tool], python };
 }
 
-/** `--memory`: the SQLite file (created when missing), BM25 over questions as `agentflow solve --memory` retrieves. */
-function openMemory(settings: EvalSettings): CrossTaskMemory | undefined {
+/** The SQLite file (created when missing), BM25 over questions as `agentflow solve --memory` retrieves. */
+function openMemory(settings: BenchmarkEvalSettings): CrossTaskMemory | undefined {
   if (settings.memory === null) return undefined;
   return createCrossTaskMemory({ store: createSqliteMemoryStore({ path: settings.memory.path }), k: settings.memory.k, mode: 'bm25' });
 }
 
 /** Why the eval stopped before every run was recorded. */
-function stoppedError(cause: { role: string; error: unknown } | 'interrupted', recorded: number, total: number, root: string): AgentFlowError {
-  const resume = `${recorded} of ${total} runs are recorded in ${root}; \`agentflow eval --resume ${root}\` continues.`;
+function stoppedError(cause: { role: string; error: unknown } | 'interrupted', recorded: number, total: number, root: string, resumeCommand: string): AgentFlowError {
+  const resume = `${recorded} of ${total} runs are recorded in ${root}; ${resumeCommand} continues.`;
   if (cause === 'interrupted') return new AgentFlowError({ code: 'ABORTED', message: `Interrupted. ${resume}` });
   const { role, error } = cause;
   return new AgentFlowError({
@@ -84,9 +98,9 @@ function stoppedError(cause: { role: string; error: unknown } | 'interrupted', r
 }
 
 /** A run that has no record yet: the item, which sample, and the ids and seed it records. */
-type PendingRun = EvalRun & { item: BenchmarkItem; sample: number };
+type PendingRun = BenchmarkEvalRun & { item: BenchmarkItem; sample: number };
 
-function pendingRuns(items: readonly BenchmarkItem[], settings: EvalSettings, recorded: ReadonlySet<string>): PendingRun[] {
+function pendingRuns(items: readonly BenchmarkItem[], settings: BenchmarkEvalSettings, recorded: ReadonlySet<string>): PendingRun[] {
   return items
     .flatMap((item) =>
       Array.from({ length: settings.samples }, (_, sample) => ({
@@ -96,16 +110,16 @@ function pendingRuns(items: readonly BenchmarkItem[], settings: EvalSettings, re
         itemId: item.id,
         trajectoryId: `eval-${item.id}-${sample}`,
         // Per run, not per position: the same run gets the same seed whatever else is recorded.
-        seed: createRandom(settings.seed).fork(runKey(item.id, sample)).nextUint32(),
+        seed: createRandom(settings.seed).fork(evalRunKey(item.id, sample)).nextUint32(),
       })),
     )
-    .filter((job) => !recorded.has(runKey(job.itemId, job.sample)));
+    .filter((job) => !recorded.has(evalRunKey(job.itemId, job.sample)));
 }
 
 /** Runs the pending runs, `concurrency` at a time, handing each finished one to `onFinished`; stops when `signal` aborts. */
 async function runPending(
   pending: readonly PendingRun[],
-  agent: EvalAgent,
+  agent: BenchmarkEvalAgent,
   settings: { concurrency: number; signal: AbortSignal; onFinished: (job: PendingRun, trajectory: Trajectory) => Promise<void> },
 ): Promise<void> {
   let next = 0;
@@ -121,23 +135,36 @@ async function runPending(
   await Promise.all(Array.from({ length: Math.min(settings.concurrency, pending.length) }, worker));
 }
 
+/** The agent over the opened models; the models are released if it cannot be made. */
+async function openAgent(run: RunBenchmarkEvalSettings, tools: readonly Tool[], memory: CrossTaskMemory | undefined, onModelFailure: (role: string, error: unknown) => void) {
+  const models = await run.openModels(run.settings);
+  try {
+    return createBenchmarkEvalAgent({ settings: run.settings, models, tools, ...(memory ? { memory } : {}), onModelFailure });
+  } catch (error) {
+    await models.release?.();
+    throw error;
+  }
+}
+
 /**
  * Runs the agent on every (item, sample) of the data file that `root` has no record of,
  * appending each run's trajectory and then its record as it finishes, and writes `eval.json`
  * (atomic) at the end. A resumed eval sends no request for a recorded run. A model that fails
  * for good stops the eval with that error; its runs in flight are not recorded.
  */
-export async function runBenchmarkEval(run: BenchmarkEvalSettings): Promise<BenchmarkEvalResult> {
-  const { settings, connection, emit } = run;
+export async function runBenchmarkEval(run: RunBenchmarkEvalSettings): Promise<BenchmarkEvalResult> {
+  const { settings } = run;
+  const emit = run.emit ?? (() => {});
   const now = run.now ?? (() => new Date());
+  const resumeCommand = run.resumeCommand ?? defaultResumeCommand;
   const items = loadItems(settings);
-  const { directory, resumed } = openEvalDirectory(run.root, settings, connection, now);
+  const { directory, resumed } = openEvalDirectory(run.root, settings, { connection: run.connection ?? {}, now, resumeCommand });
   const records: EvalRecord[] = readEvalRecords(directory);
-  const pending = pendingRuns(items, settings, new Set(records.map((record) => runKey(record.itemId, record.sample))));
+  const pending = pendingRuns(items, settings, new Set(records.map((record) => evalRunKey(record.itemId, record.sample))));
   const total = items.length * settings.samples;
   let completed = total - pending.length;
   let correct = records.filter((record) => record.correct).length;
-  const progress = () => emit({ type: 'progress', stage: EVAL_STAGE, completed, total, metrics: { accuracy: correct / completed } });
+  const progress = () => emit({ type: 'progress', stage: BENCHMARK_EVAL_STAGE, completed, total, metrics: { accuracy: correct / completed } });
   let failure: { role: string; error: unknown } | undefined;
   const stop = new AbortController();
   const signal = run.signal ? AbortSignal.any([run.signal, stop.signal]) : stop.signal;
@@ -149,28 +176,22 @@ export async function runBenchmarkEval(run: BenchmarkEvalSettings): Promise<Benc
     const agent =
       pending.length === 0
         ? undefined
-        : await createEvalAgent({
-            settings,
-            connection,
-            tools,
-            ...(memory ? { memory } : {}),
-            onModelFailure: (role, error) => {
-              failure ??= { role, error };
-              stop.abort();
-            },
+        : await openAgent(run, tools, memory, (role, error) => {
+            failure ??= { role, error };
+            stop.abort();
           });
     run.onStart?.(directory, resumed);
-    emit({ type: 'stage-start', stage: EVAL_STAGE, total });
+    emit({ type: 'stage-start', stage: BENCHMARK_EVAL_STAGE, total });
     if (resumed) emit({ type: 'log', level: 'info', message: `Resuming ${directory.root}: ${completed} of ${total} runs recorded.` });
     if (completed > 0) progress();
     if (agent) {
       const checker = createAnswerChecker();
       try {
         await runPending(pending, agent, {
-          concurrency: connection.concurrency,
+          concurrency: run.concurrency ?? BENCHMARK_EVAL_DEFAULTS.concurrency,
           signal,
           onFinished: async (job, trajectory) => {
-            const record = recordOf(job, trajectory, await checker.check(trajectory.answer ?? '', job.item), now());
+            const record = evalRecordOf(job, trajectory, await checker.check(trajectory.answer ?? '', job.item), now());
             // Before the record: a run killed in between is run again, and keeping it again replaces it.
             if (record.correct) await memory?.remember(trajectory, 1);
             appendJsonl(directory.trajectories, [trajectory]);
@@ -188,9 +209,9 @@ export async function runBenchmarkEval(run: BenchmarkEvalSettings): Promise<Benc
     const ids = new Set(records.map((record) => record.trajectoryId));
     const summary = summarizeEval(settings, items.map((item) => item.id), records, readEvalTrajectories(directory, ids), now);
     writeFileAtomic(directory.summary, `${JSON.stringify(summary, null, 2)}\n`);
-    if (failure) throw stoppedError(failure, completed, total, directory.root);
-    if (run.signal?.aborted) throw stoppedError('interrupted', completed, total, directory.root);
-    emit({ type: 'stage-end', stage: EVAL_STAGE, metrics: { accuracy: summary.accuracy, correct: summary.correct, total: summary.total } });
+    if (failure) throw stoppedError(failure, completed, total, directory.root, resumeCommand(directory.root));
+    if (run.signal?.aborted) throw stoppedError('interrupted', completed, total, directory.root, resumeCommand(directory.root));
+    emit({ type: 'stage-end', stage: BENCHMARK_EVAL_STAGE, metrics: { accuracy: summary.accuracy, correct: summary.correct, total: summary.total } });
     return { directory, summary };
   } finally {
     try {

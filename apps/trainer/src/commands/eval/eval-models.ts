@@ -1,0 +1,14 @@
+import type { BenchmarkEvalModels, BenchmarkEvalSettings } from '@agentflow/eval';
+import { createPlannerModel, endpointModelOf, parseEndpointSpec } from '../solve/cli-models';
+import type { EvalConnection } from './eval-settings';
+
+/**
+ * The models an eval's settings name, as `agentflow solve` opens them: `planner` (HTTP, or a
+ * local folder loaded now) and `fixedModules`, the latter first, so a missing API key fails
+ * before a local planner is loaded.
+ */
+export async function openEvalModels(settings: BenchmarkEvalSettings, connection: EvalConnection): Promise<BenchmarkEvalModels> {
+  const fixedModules = settings.fixedModules ? endpointModelOf(parseEndpointSpec('--fixed-modules', settings.fixedModules), connection) : undefined;
+  const planner = await createPlannerModel(settings.planner, connection);
+  return { planner: planner.model, actionSchemaStyle: planner.actionSchemaStyle, ...(fixedModules ? { fixedModules } : {}), release: () => planner.release() };
+}
