@@ -133,6 +133,7 @@ export {
 /** The files of an eval directory: eval-config.json, eval.jsonl, trajectories.jsonl, eval.json. */
 export {
   type EvalDirectory,
+  type EvalDirectoryWording,
   evalDirectoryOf,
   isEvalDirectory,
   openEvalDirectory,

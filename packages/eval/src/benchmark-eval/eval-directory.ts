@@ -69,6 +69,18 @@ export interface OpenEvalDirectorySettings {
   now?: () => Date;
   /** What continues the eval in `root`, named when other settings are refused (a CLI: its resume command). */
   resumeCommand?: (root: string) => string;
+  /** How the refusals name settings and the folder: a CLI gives its options. Default: plain words. */
+  wording?: EvalDirectoryWording;
+}
+
+/** The words of {@link openEvalDirectory}'s refusals, for a caller that names things its own way. */
+export interface EvalDirectoryWording {
+  /** The option that sets a settings key (`samples` -> `--samples`), shown beside the key. */
+  optionOf?: (key: string) => string | undefined;
+  /** Who gives the new settings, with its verb. Default `these settings give` (a CLI: `this command gives`). */
+  givenBy?: string;
+  /** The option that names the folder (`--out`), shown before it. Default: the folder alone. */
+  folderOption?: string;
 }
 
 /** The default way back, for a library caller. */
@@ -87,6 +99,12 @@ export function openEvalDirectory(
 ): { directory: EvalDirectory; resumed: boolean } {
   const directory = evalDirectoryOf(root);
   const connection = open.connection ?? {};
+  const wording = open.wording ?? {};
+  const folder = wording.folderOption ?? 'folder';
+  const option = (key: string) => {
+    const name = wording.optionOf?.(key);
+    return name ? ` (${name})` : '';
+  };
   if (existsSync(directory.config)) {
     const recorded = readEvalConfig(directory);
     const difference = firstDifference(recorded.settings, settings);
@@ -94,11 +112,11 @@ export function openEvalDirectory(
       const changed =
         difference.key === 'data.sha256'
           ? `the data file ${settings.data.path} changed since the eval started (${difference.key} differs)`
-          : `it was started with ${difference.key} = ${describeValue(difference.recorded)}; these settings give ${describeValue(difference.given)}`;
+          : `it was started with ${difference.key} = ${describeValue(difference.recorded)}${option(difference.key)}; ${wording.givenBy ?? 'these settings give'} ${describeValue(difference.given)}`;
       const resume = (open.resumeCommand ?? defaultResumeCommand)(directory.root);
       throw new AgentFlowError({
         code: 'INVALID_ARGUMENT',
-        message: `${directory.root} holds an eval with other settings: ${changed}. Continue it with its recorded settings (${resume}, see eval-config.json), or choose another folder.`,
+        message: `${directory.root} holds an eval with other settings: ${changed}. Continue it with its recorded settings (${resume}, see eval-config.json), or choose another ${folder}.`,
         details: { key: difference.key, recorded: difference.recorded, given: difference.given },
       });
     }
@@ -106,9 +124,11 @@ export function openEvalDirectory(
     return { directory, resumed: true };
   }
   if (existsSync(directory.root) && readdirSync(directory.root).length > 0) {
+    // A run directory of `agentflow run` has its config.json: say so rather than "files".
+    const what = existsSync(join(directory.root, 'config.json')) ? 'a run directory (agentflow run)' : 'files but no eval-config.json';
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
-      message: `${directory.root} holds files but no eval-config.json; an eval starts in an empty or new folder. Choose another folder.`,
+      message: `${wording.folderOption ? `${wording.folderOption} ` : ''}${directory.root} holds ${what}; an eval starts in an empty or new folder. Choose another ${folder}.`,
       details: { root: directory.root },
     });
   }

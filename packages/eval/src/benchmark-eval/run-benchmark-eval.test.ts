@@ -115,6 +115,11 @@ describe('runBenchmarkEval', () => {
     const used = join(work, 'used');
     writeFileSync(join(work, 'note.txt'), 'x');
     await expect(runBenchmarkEval({ root: work, settings, openModels: modelsOf(scriptedPlanner()) })).rejects.toThrow('holds files but no eval-config.json');
+    // A CLI names its options in the same refusal.
+    const wording = { folderOption: '--out', optionOf: (key: string) => (key === 'samples' ? '--samples' : undefined), givenBy: 'this command gives' };
+    await expect(runBenchmarkEval({ root: work, settings, openModels: modelsOf(scriptedPlanner()), wording })).rejects.toThrow(
+      `--out ${work} holds files but no eval-config.json; an eval starts in an empty or new folder. Choose another --out.`,
+    );
     await expect(
       runBenchmarkEval({ root: used, settings: { ...settings, fixedModules: 'judge' }, openModels: modelsOf(scriptedPlanner()) }),
     ).rejects.toThrow('The settings name fixedModules "judge" but the models lack a fixed model');

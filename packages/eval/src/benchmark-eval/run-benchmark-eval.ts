@@ -7,7 +7,7 @@ import type { BenchmarkItem } from '../datasets/benchmark-item';
 import { loadDataset } from '../datasets/load-dataset';
 import { BENCHMARK_EVAL_DEFAULTS, type BenchmarkEvalSettings } from './benchmark-eval-settings';
 import { type BenchmarkEvalAgent, type BenchmarkEvalModels, type BenchmarkEvalRun, createBenchmarkEvalAgent } from './eval-agent';
-import { defaultResumeCommand, type EvalDirectory, openEvalDirectory, readEvalRecords, readEvalTrajectories } from './eval-directory';
+import { defaultResumeCommand, type EvalDirectory, type EvalDirectoryWording, openEvalDirectory, readEvalRecords, readEvalTrajectories } from './eval-directory';
 import { type EvalRecord, evalRecordOf, evalRunKey } from './eval-record';
 import { type EvalSummary, summarizeEval } from './eval-summary';
 
@@ -35,6 +35,8 @@ export interface RunBenchmarkEvalSettings {
   now?: () => Date;
   /** What continues this eval, named in the errors of an eval stopped early or refused (a CLI: its resume command). */
   resumeCommand?: (root: string) => string;
+  /** How the refusals of another eval in `root` name settings and the folder (a CLI: its options). */
+  wording?: EvalDirectoryWording;
 }
 
 export interface BenchmarkEvalResult {
@@ -158,7 +160,7 @@ export async function runBenchmarkEval(run: RunBenchmarkEvalSettings): Promise<B
   const now = run.now ?? (() => new Date());
   const resumeCommand = run.resumeCommand ?? defaultResumeCommand;
   const items = loadItems(settings);
-  const { directory, resumed } = openEvalDirectory(run.root, settings, { connection: run.connection ?? {}, now, resumeCommand });
+  const { directory, resumed } = openEvalDirectory(run.root, settings, { connection: run.connection ?? {}, now, resumeCommand, ...(run.wording ? { wording: run.wording } : {}) });
   const records: EvalRecord[] = readEvalRecords(directory);
   const pending = pendingRuns(items, settings, new Set(records.map((record) => evalRunKey(record.itemId, record.sample))));
   const total = items.length * settings.samples;

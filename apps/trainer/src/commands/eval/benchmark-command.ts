@@ -1,11 +1,8 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { AgentFlowError, describeValue } from '@agentflow/core';
+import { resolve } from 'node:path';
+import { AgentFlowError } from '@agentflow/core';
 import {
   BENCHMARK_EVAL_STAGE,
-  type BenchmarkEvalSettings,
   evalDirectoryOf,
-  firstDifference,
   formatEvalSummary,
   isEvalDirectory,
   readEvalConfig,
@@ -39,36 +36,6 @@ function targetOf(options: EvalCommandOptions): { root: string; mustExist: boole
 const resumeCommand = (root: string) => `\`agentflow eval --resume ${root}\``;
 
 /**
- * The refusals of `runBenchmarkEval`, in the command's words: an eval recorded with other
- * settings (naming the option that sets the key), or an `--out` that holds other files.
- */
-function refuseOtherEval(root: string, recorded: BenchmarkEvalSettings | undefined, settings: BenchmarkEvalSettings): void {
-  const directory = evalDirectoryOf(root);
-  if (recorded) {
-    const difference = firstDifference(recorded, settings);
-    if (!difference) return;
-    const option = optionOfSettingsKey(difference.key);
-    const changed =
-      difference.key === 'data.sha256'
-        ? `the data file ${settings.data.path} changed since the eval started (${difference.key} differs)`
-        : `it was started with ${difference.key} = ${describeValue(difference.recorded)}${option ? ` (${option})` : ''}; this command gives ${describeValue(difference.given)}`;
-    throw new AgentFlowError({
-      code: 'INVALID_ARGUMENT',
-      message: `${directory.root} holds an eval with other settings: ${changed}. Continue it with its recorded settings (${resumeCommand(directory.root)}, see eval-config.json), or choose another --out.`,
-      details: { key: difference.key, recorded: difference.recorded, given: difference.given },
-    });
-  }
-  if (existsSync(directory.root) && readdirSync(directory.root).length > 0) {
-    const what = existsSync(join(directory.root, 'config.json')) ? 'a run directory (agentflow run)' : 'files but no eval-config.json';
-    throw new AgentFlowError({
-      code: 'INVALID_ARGUMENT',
-      message: `--out ${directory.root} holds ${what}; an eval starts in an empty or new folder. Choose another --out.`,
-      details: { out: directory.root },
-    });
-  }
-}
-
-/**
  * The benchmark mode of `agentflow eval`: resolves the settings (on `--resume DIR`, the
  * recorded ones with the options given laid over them), runs @agentflow/eval's
  * `runBenchmarkEval` with progress on stderr (`--json`: JSON lines on stdout), prints the
@@ -94,7 +61,6 @@ export async function runBenchmarkCommand(options: EvalCommandOptions, given: Be
   const base = given.planner === undefined ? recorded?.settings : undefined;
   const settings = resolveEvalSettings(given, base);
   const connection = resolveEvalConnection(given, recorded?.connection);
-  refuseOtherEval(root, recorded?.settings, settings);
 
   const mode = progressModeOf(options);
   const reporter = createProgressReporter({ mode, stages: [BENCHMARK_EVAL_STAGE], write: mode === 'json' ? context.stdout : context.stderr });
@@ -114,6 +80,8 @@ export async function runBenchmarkCommand(options: EvalCommandOptions, given: Be
       },
       signal: interrupt.signal,
       resumeCommand,
+      // The refusals of another eval in --out, in the command's words.
+      wording: { optionOf: optionOfSettingsKey, givenBy: 'this command gives', folderOption: '--out' },
     });
     reporter.close();
     if (mode === 'json') context.stdout(`${JSON.stringify({ type: 'summary', path: directory.summary, ...summary })}\n`);
