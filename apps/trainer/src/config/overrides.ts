@@ -1,6 +1,7 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import { parse as parseYaml } from 'yaml';
 import { checkTextNesting } from './config-text';
+import { isPlainObject } from './plain-object';
 
 /** One `--set KEY.PATH=VALUE`: where it goes in the config, and the value it puts there. */
 export interface ConfigOverride {
@@ -64,8 +65,6 @@ export interface ApplyOverridesSettings {
   defaults?: unknown;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Applies `--set` overrides, in order (a later one wins), to a raw config: the file's

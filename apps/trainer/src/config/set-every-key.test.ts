@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './load-config';
+import { isPlainObject } from './plain-object';
 import { runConfigSchema } from './schema';
 
 type Leaf = { path: string[]; value: unknown };
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Every scalar, list or null of the resolved default, by key path; a block's `kind` aside (setting it changes the block). */
 function leavesOf(value: unknown, path: string[] = []): Leaf[] {

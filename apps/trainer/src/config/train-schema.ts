@@ -1,6 +1,7 @@
 import { dapoConfigSchema } from '@agentflow/dapo';
 import { loraShapeSchema } from '@agentflow/models';
 import { z } from 'zod';
+import { isPlainObject } from './plain-object';
 
 /**
  * Where the embedded default departs from @agentflow/dapo's own defaults (which are the DAPO
@@ -37,8 +38,6 @@ export const TRAIN_DEFAULTS = {
   overlong: { enabled: false },
 } as const;
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** `value` laid over `defaults`: objects merge key by key, unless their `kind` differs; anything else replaces. */
 export function layOver(defaults: unknown, value: unknown): unknown {
