@@ -1,12 +1,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRandom, type Tool } from '@agentflow/core';
+import type { Tool } from '@agentflow/core';
 import { createGenerator, runFlow } from '@agentflow/flow';
 import { createVllmServers } from '@agentflow/llm';
 import { startVllmStandIn, type VllmStandIn } from '@agentflow/llm/testing';
 import { createLocalPolicy, createLoraAdapter, type LocalPolicy, loadModel, loadTokenizer, type ModelTokenizer, saveLoraAdapter } from '@agentflow/models';
-import { writeTinyQwen3Folder } from '@agentflow/models/testing';
+import { perturbLoraAdapter, writeTinyQwen3Folder } from '@agentflow/models/testing';
 import { createCompactPromptTemplate, createPlanner } from '@agentflow/planner';
 import { createVerifier } from '@agentflow/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,8 +28,7 @@ describe('the agent loop over vLLM (the stand-in of @agentflow/llm/testing)', ()
     tokenizer = await loadTokenizer(modelDir);
     // An adapter with non-zero B, so that it changes what the model samples.
     const adapter = createLoraAdapter(model.config, { rank: 4, alpha: 8 }, 1);
-    const random = createRandom(2);
-    for (const matrices of adapter.matrices.values()) for (let index = 0; index < matrices.b.length; index++) matrices.b[index] = (random.next() - 0.5) * 0.5;
+    perturbLoraAdapter(adapter, { seed: 2 });
     await saveLoraAdapter(adapterDir, adapter, modelDir);
     tuned = await createLocalPolicy({ model, tokenizer, adapter, device: 'cpu' });
     standIn = await startVllmStandIn({ modelDir, servedModelName: 'tiny', maxLoraRank: 8 });

@@ -1,9 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRandom } from '@agentflow/core';
 import { createLocalPolicy, createLoraAdapter, type LocalPolicy, loadModel, loadTokenizer, type ModelTokenizer, saveLoraAdapter } from '@agentflow/models';
-import { writeTinyQwen3Folder } from '@agentflow/models/testing';
+import { perturbLoraAdapter, writeTinyQwen3Folder } from '@agentflow/models/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVllmServers } from '../vllm/vllm-servers';
 import { startVllmStandIn, type VllmStandIn } from './index';
@@ -28,8 +27,7 @@ describe('the vLLM stand-in, through createVllmServers', () => {
     tokenizer = await loadTokenizer(modelDir);
     // An adapter with non-zero B, so that it changes what the model samples.
     const adapter = createLoraAdapter(model.config, { rank: 4, alpha: 8 }, 1);
-    const random = createRandom(2);
-    for (const matrices of adapter.matrices.values()) for (let index = 0; index < matrices.b.length; index++) matrices.b[index] = (random.next() - 0.5) * 0.5;
+    perturbLoraAdapter(adapter, { seed: 2 });
     await saveLoraAdapter(adapterDir, adapter, modelDir);
     base = await createLocalPolicy({ model, tokenizer, lora: { rank: 4, alpha: 8 }, device: 'cpu' });
     tuned = await createLocalPolicy({ model, tokenizer, adapter, device: 'cpu' });

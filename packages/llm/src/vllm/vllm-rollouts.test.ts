@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentFlowError, createRandom } from '@agentflow/core';
+import { AgentFlowError } from '@agentflow/core';
 import { createLocalPolicy, type LocalPolicy, loadModel, loadTokenizer, type ModelTokenizer, saveLoraAdapter } from '@agentflow/models';
-import { writeTinyQwen3Folder } from '@agentflow/models/testing';
+import { perturbLoraAdapter, writeTinyQwen3Folder } from '@agentflow/models/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startVllmStandIn, type VllmStandIn } from '../testing/index';
 import { createVllmRollouts } from './vllm-rollouts';
@@ -22,8 +22,7 @@ describe('createVllmRollouts on two vLLM stand-ins', () => {
     tokenizer = await loadTokenizer(modelDir);
     policy = await createLocalPolicy({ model: await loadModel(modelDir), tokenizer, lora: { rank: 4, alpha: 8 }, device: 'cpu' });
     // A non-zero B, so that the adapter changes what the servers sample.
-    const random = createRandom(2);
-    for (const matrices of policy.adapter.matrices.values()) for (let index = 0; index < matrices.b.length; index++) matrices.b[index] = (random.next() - 0.5) * 0.5;
+    perturbLoraAdapter(policy.adapter, { seed: 2 });
   }, 120_000);
   afterEach(async () => {
     await Promise.all(servers.map((server) => server.close()));
