@@ -65,7 +65,6 @@ export interface ApplyOverridesSettings {
   defaults?: unknown;
 }
 
-
 /**
  * Applies `--set` overrides, in order (a later one wins), to a raw config: the file's
  * contents before validation. Missing or `null` objects along the path are created (a block of

@@ -38,7 +38,6 @@ export const TRAIN_DEFAULTS = {
   overlong: { enabled: false },
 } as const;
 
-
 /** `value` laid over `defaults`: objects merge key by key, unless their `kind` differs; anything else replaces. */
 export function layOver(defaults: unknown, value: unknown): unknown {
   if (value === undefined) return defaults;
