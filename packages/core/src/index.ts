@@ -56,6 +56,16 @@ export { appendJsonl, readJsonl, writeFileAtomic, type ReadJsonlSettings } from 
 export { formatZodIssues } from './errors/format-zod-issues';
 /** The learning-rate schedule (linear warm-up, then constant or a half cosine) every optimiser loop uses. */
 export { scheduledLearningRate, type LearningRateDecay, type WarmupDecaySchedule } from './schedule/learning-rate';
+/** Resumable runs: a ledger of finished stages in one atomically replaced file, and the loop that skips them. */
+export {
+  openStageLedger,
+  runStages,
+  stageStateSchema,
+  type Stage,
+  type StageLedger,
+  type StageLedgerSettings,
+  type StageState,
+} from './stages/stage-ledger';
 /**
  * The one rule for structured model replies (judge, LLM verifier, planner): required fields
  * checked with their types and ranges, keys the schema does not name dropped and reported as

@@ -1,4 +1,4 @@
-import type { RunEventListener } from '@agentflow/core';
+import { type RunEventListener, runStages, type Stage } from '@agentflow/core';
 import { needsStepScores } from '@agentflow/dapo';
 import type { RunConfig } from '../config/schema';
 import { collectStage } from '../stages/collect';
@@ -11,7 +11,6 @@ import { warmStartStage } from '../stages/warm-start';
 import { createPipelineContext, type GuardedTaskSource, type PipelineContext } from './pipeline-context';
 import { POLICY_CHECKPOINTS } from './planner-checkpoints';
 import type { RunDirectory } from './run-directory';
-import { runStages, type Stage } from './run-stages';
 
 /** Every task source's pipeline, in order. Each stage also runs alone (`agentflow collect --resume DIR`...). */
 export const PIPELINE_STAGES: Array<Stage<PipelineContext>> = [
@@ -51,7 +50,7 @@ export async function runPipeline(
     const names = new Set(stageNamesOf(config));
     await runStages(
       PIPELINE_STAGES.filter((stage) => names.has(stage.name)),
-      run,
+      run.ledger,
       context,
       emit,
       settings.only,

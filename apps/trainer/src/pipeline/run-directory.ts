@@ -1,34 +1,13 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AgentFlowError, appendJsonl, readJsonl, writeFileAtomic } from '@agentflow/core';
-import { z } from 'zod';
+import { AgentFlowError, appendJsonl, openStageLedger, readJsonl, type StageLedger, type StageState, stageStateSchema } from '@agentflow/core';
 import { readConfigFile, validateConfig } from '../config/load-config';
 import type { MetricsRow } from '../report/run-summary';
 
-/** What `state.json` records: the stages that finished, and what each produced. */
-export interface RunState {
-  version: 1;
-  createdAt: string;
-  stages: Record<string, { finishedAt: string; result?: unknown }>;
-}
-
-/** What a state.json must hold; a stage's result is its own business. */
-const runStateSchema = z
-  .object({
-    version: z.literal(1).describe('Layout version of state.json.'),
-    createdAt: z.string().describe('When the run started (ISO 8601).'),
-    stages: z
-      .record(
-        z.string(),
-        z.object({ finishedAt: z.string().describe('When the stage finished (ISO 8601).'), result: z.unknown().optional() }).passthrough(),
-      )
-      .describe('The stages that finished, by name.'),
-  })
-  .passthrough();
-
 /**
  * A run directory. Everything a run writes goes here, append-only (JSONL) or replaced
- * atomically (state, summary), so a run killed at any moment can be resumed.
+ * atomically (state, summary), so a run killed at any moment can be resumed. The finished
+ * stages are core's stage ledger in `state.json`.
  */
 export interface RunDirectory {
   readonly root: string;
@@ -41,9 +20,11 @@ export interface RunDirectory {
     report: string;
     checkpoints: string;
   };
+  /** The finished stages (`state.json`), as core's runStages reads and writes them. */
+  readonly ledger: StageLedger;
   /** A path under `checkpoints/`, created on demand. */
   checkpoint(name: string): string;
-  readState(): RunState;
+  readState(): StageState;
   isStageDone(stage: string): boolean;
   stageResult<T>(stage: string): T | undefined;
   markStageDone(stage: string, result?: unknown): void;
@@ -70,29 +51,21 @@ export function openRunDirectory(path: string, { mustExist = false } = {}): RunD
     report: join(root, 'report.html'),
     checkpoints: join(root, 'checkpoints'),
   };
-  // Read whole and validated each time: a corrupt state.json is an INVALID_CONFIG naming the file and the key.
-  const readState = (): RunState => {
-    if (!existsSync(paths.state)) return { version: 1, createdAt: new Date().toISOString(), stages: {} };
-    return validateConfig(readConfigFile(paths.state), runStateSchema, paths.state) as RunState;
-  };
-  if (existsSync(paths.state)) readState();
-  else writeFileAtomic(paths.state, JSON.stringify(readState(), null, 2));
+  // Read as any config file: a corrupt state.json is an INVALID_CONFIG naming the file and the key.
+  const ledger = openStageLedger(paths.state, { parse: (file) => validateConfig(readConfigFile(file), stageStateSchema, file) as StageState });
   return {
     root,
     paths,
+    ledger,
     checkpoint(name) {
       const dir = join(paths.checkpoints, name);
       mkdirSync(dir, { recursive: true });
       return dir;
     },
-    readState,
-    isStageDone: (stage) => stage in readState().stages,
-    stageResult: <T>(stage: string) => readState().stages[stage]?.result as T | undefined,
-    markStageDone(stage, result) {
-      const state = readState();
-      state.stages[stage] = { finishedAt: new Date().toISOString(), ...(result === undefined ? {} : { result }) };
-      writeFileAtomic(paths.state, JSON.stringify(state, null, 2));
-    },
+    readState: ledger.read,
+    isStageDone: ledger.isDone,
+    stageResult: ledger.result,
+    markStageDone: ledger.markDone,
     appendMetrics: (rows) => appendJsonl(paths.metrics, rows),
     readMetrics: () => readJsonl<MetricsRow>(paths.metrics, { allowMissing: true }),
   };

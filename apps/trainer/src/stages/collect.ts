@@ -1,8 +1,7 @@
-import { appendJsonl, createRandom, readJsonl, type Trajectory } from '@agentflow/core';
+import { appendJsonl, createRandom, readJsonl, type Trajectory, type Stage } from '@agentflow/core';
 import { createRunAgent, runAgentJobs } from '../pipeline/agent';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { openPlannerCheckpoint, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
-import type { Stage } from '../pipeline/run-stages';
 
 /** The trajectory ids of the collect stage, stable across resumes. */
 export const collectId = (taskId: string, rollout: number) => `collect-${taskId}-${rollout}`;

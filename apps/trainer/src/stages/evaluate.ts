@@ -1,8 +1,8 @@
+import type { Stage } from '@agentflow/core';
 import { createRunAgent } from '../pipeline/agent';
 import { evaluatePlanner } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { openPlannerCheckpoint } from '../pipeline/planner-checkpoints';
-import type { Stage } from '../pipeline/run-stages';
 
 /** Held-out evaluation of the planner saved in checkpoint `checkpointName`. */
 export function evaluationStage(name: string, checkpointName: string): Stage<PipelineContext> {

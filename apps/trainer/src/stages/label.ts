@@ -1,12 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { appendJsonl, assertNever, createRandom, readJsonl, type Trajectory, writeFileAtomic } from '@agentflow/core';
+import { appendJsonl, assertNever, createRandom, readJsonl, type Trajectory, writeFileAtomic, type Stage } from '@agentflow/core';
 import { createFlowCompleter } from '@agentflow/flow';
 import { createJudgeLabeller, createMonteCarloLabeller, extractSteps, type LabelFailure, type LabelResult, type PrmExample } from '@agentflow/prm';
 import { createRunAgent } from '../pipeline/agent';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { openPlannerCheckpoint, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
-import type { Stage } from '../pipeline/run-stages';
 import { chatModelOf } from '../sources/chat-endpoint';
 import { type CollectedSteps, collectedSteps, type LabellerDescription, nothingCollectedError, nothingLabelledError } from './label-outcome';
 

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { AgentFlowError, writeFileAtomic } from '@agentflow/core';
+import { AgentFlowError, writeFileAtomic, type Stage } from '@agentflow/core';
 import { comparePairedRuns } from '@agentflow/eval';
 import type { PlannerEvaluation } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
-import type { Stage } from '../pipeline/run-stages';
 import { type CheckedStages, runChecks } from '../report/run-checks';
 import { type RunSummary, runSummarySchema } from '../report/run-summary';
 import { writeRunReport } from '../report/write-run-report';

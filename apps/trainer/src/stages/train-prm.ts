@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgentFlowError, createRandom, readJsonl } from '@agentflow/core';
+import { AgentFlowError, createRandom, readJsonl, type Stage } from '@agentflow/core';
 import { calibrationBins, createPrm, evaluatePrm, type PrmExample, savePrm, splitByTrajectory } from '@agentflow/prm';
-import type { Stage } from '../pipeline/run-stages';
 import type { RunSummary } from '../report/run-summary';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { plannerLora } from '../pipeline/planner-checkpoints';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { AgentFlowError, createRandom, type StepScorer } from '@agentflow/core';
+import { AgentFlowError, createRandom, type StepScorer, type Stage } from '@agentflow/core';
 import { createDapoTrainer, needsStepScores } from '@agentflow/dapo';
 import { createOutcomeScorer, type TaskItem } from '@agentflow/eval';
 import { createRolloutSampler } from '@agentflow/flow';
@@ -8,7 +8,6 @@ import { createRunAgent } from '../pipeline/agent';
 import { evaluatePlanner } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { openPlannerCheckpoint, plannerLora, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
-import type { Stage } from '../pipeline/run-stages';
 import { openRolloutBackend } from '../rollouts/rollout-backend';
 
 /**

@@ -1,3 +1,4 @@
+import type { Stage } from '@agentflow/core';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskItem } from '@agentflow/eval';
@@ -7,7 +8,6 @@ import { createRunAgent } from '../pipeline/agent';
 import { evaluatePlanner } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { type OpenPlanner, plannerLora, plannerOf, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
-import type { Stage } from '../pipeline/run-stages';
 
 /** The teacher's samples for the demonstrated training tasks, and the tasks held back for the check. */
 async function warmStartSamples(context: PipelineContext) {

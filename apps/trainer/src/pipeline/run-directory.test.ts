@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { RunEvent } from '@agentflow/core';
 import { describe, expect, it } from 'vitest';
 import { openRunDirectory } from './run-directory';
-import { runStages, type Stage } from './run-stages';
+import { runStages, type Stage } from '@agentflow/core';
 
 describe('runStages', () => {
   it('skips finished stages on resume and re-runs the interrupted one', async () => {
@@ -26,9 +26,9 @@ describe('runStages', () => {
       },
     ];
     const events: RunEvent[] = [];
-    await expect(runStages(stages, openRunDirectory(dir), {}, (e) => events.push(e))).rejects.toThrow('killed');
+    await expect(runStages(stages, openRunDirectory(dir).ledger, {}, (e) => events.push(e))).rejects.toThrow('killed');
     const resumed = openRunDirectory(dir, { mustExist: true });
-    await runStages(stages, resumed, {}, (e) => events.push(e));
+    await runStages(stages, resumed.ledger, {}, (e) => events.push(e));
     expect(calls).toEqual(['collect', 'train', 'train']);
     expect(resumed.stageResult('collect')).toEqual({ trajectories: 3 });
     expect(resumed.stageResult('train')).toBe('trained');
