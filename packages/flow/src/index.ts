@@ -51,3 +51,5 @@ export {
   createCrossTaskMemory,
   renderTrajectoryForMemory,
 } from './cross-task/cross-task-memory';
+/** The cross-task memory block of a config (`memory:` of `agentflow run`) and its opening. */
+export { type CrossTaskMemoryConfig, crossTaskMemoryConfigSchema, openCrossTaskMemory } from './cross-task/cross-task-memory-config';
