@@ -1,6 +1,8 @@
 """PyTorch eager side of bench/pytorch-compare.mjs: a small Qwen3 forward written from the
 architecture (RMSNorm, q/k norm, RoPE, grouped-query attention, SwiGLU, tied or untied head) with
-LoRA on the linear layers, reading the same Hugging Face folder and PEFT adapter as AgentFlow.
+LoRA on the linear layers, reading the same Hugging Face folder (D/model: one model.safetensors, or
+the shards model.safetensors.index.json names) and PEFT adapter (D/adapter) as AgentFlow. Also the
+independent reader of src/weights/pytorch-reference.test.ts.
 
 Tasks:
   lora      one forward+backward of the weighted completion NLL; gradients of the LoRA matrices only
@@ -48,6 +50,25 @@ def read_safetensors(path):
         flat = torch.frombuffer(buffer, dtype=dtype, count=count, offset=8 + size + start) if count else torch.empty(0, dtype=dtype)
         tensors[name] = flat.reshape(info["shape"]).float() if dtype != torch.int64 else flat.reshape(info["shape"])
     return tensors
+
+
+def read_model_weights(folder):
+    """The weights of a Hugging Face folder by transformers' names: model.safetensors, or every shard
+    of model.safetensors.index.json, each tensor taken from the shard its weight_map names."""
+    index_path = os.path.join(folder, "model.safetensors.index.json")
+    if not os.path.exists(index_path):
+        return read_safetensors(os.path.join(folder, "model.safetensors"))
+    with open(index_path) as handle:
+        weight_map = json.load(handle)["weight_map"]
+    weights = {}
+    for shard in sorted(set(weight_map.values())):
+        for name, tensor in read_safetensors(os.path.join(folder, shard)).items():
+            if weight_map.get(name) == shard:
+                weights[name] = tensor
+    missing = sorted(set(weight_map) - set(weights))
+    if missing:
+        raise SystemExit(f"{index_path}: {missing[0]} is not in {weight_map[missing[0]]}, the shard its weight_map names")
+    return weights
 
 
 def write_safetensors(path, tensors):
@@ -178,7 +199,7 @@ def main():
     torch.set_num_interop_threads(1)
     with open(os.path.join(args.dir, "model", "config.json")) as handle:
         config = json.load(handle)
-    weights = read_safetensors(os.path.join(args.dir, "model", "model.safetensors"))
+    weights = read_model_weights(os.path.join(args.dir, "model"))
     for tensor in weights.values():
         tensor.requires_grad_(False)
     batch = load_batch(args.dir)

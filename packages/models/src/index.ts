@@ -60,8 +60,14 @@ export {
   type TokenizerSource,
   type WeightDtype,
 } from './weights/model-folder';
+/** How saveModelFolder cuts weights into safetensors shards (transformers' max_shard_size rule). */
+export { DEFAULT_MAX_SHARD_BYTES, planShards, type ShardPlan, type WeightShard } from './weights/shard-plan';
 /** Checked loading of a folder's weights: paths, file kinds, shapes and sizes before any read; finite values. */
 export { checkModelWeights, loadModelWeights, type LoadWeightsSettings, type WeightsPlan } from './weights/load-weights';
+/** Whether a folder is a model folder that will load (files, config, weights from the headers), as a problem in words rather than a throw. */
+export { checkModelFolder, type ModelFolderCheck } from './weights/check-model-folder';
+/** A random model folder of a preset, with the byte-level or a copied tokenizer (`agentflow model init`). */
+export { type RandomModelFolder, type RandomModelFolderSettings, writeRandomModelFolder } from './weights/random-model-folder';
 /** The independent float64 reference forward pass used to check the graph. */
 export { referenceCompletionLogprobs, referenceForward, type ReferenceOutput } from './reference/reference-forward';
 /** Sampling helpers. */
@@ -91,6 +97,8 @@ export {
 export { loadLoraAdapter, mergeLoraAdapter, peftKey, saveLoraAdapter } from './lora/peft-format';
 /** The base with an adapter merged in, written once as a plain model folder (atomically: beside, then renamed). */
 export { type MergedModelFolderSettings, writeMergedModelFolder } from './lora/merged-model-folder';
+/** A fresh PEFT adapter folder for a model folder, B zero or drawn (`agentflow model init-adapter`). */
+export { type LoraAdapterFolderSettings, writeLoraAdapterFolder } from './lora/lora-adapter-folder';
 /** The inference engine: log-probs and one forward step with a KV cache. */
 export {
   createCausalLm,
@@ -121,10 +129,12 @@ export {
   type PerTokenField,
   type PolicyObjectiveGraph,
   type PolicyTrainingGraph,
+  type TrainedTensors,
   type TrainingGraphSettings,
 } from './graph/policy-training-graph';
-/** Predicted peak memory of a process's models and sessions (weights, adapters, activations); parameters of a model and of one decoder layer. */
+/** Predicted peak memory of a process's models and sessions (weights, adapters or full training with its reference, activations); parameters of a model and of one decoder layer. */
 export {
+  FULL_TRAINING_ALTERNATIVE_LORA_RANK,
   formatMemoryPlan,
   layerParameterCount,
   layerWidth,
@@ -132,13 +142,29 @@ export {
   type MemoryPlanRow,
   type MemoryPlanSettings,
   parameterCount,
+  type PlannedFullTraining,
   type PlannedModel,
+  type PlannedReference,
   type PlannedSession,
   planMemory,
 } from './engine/memory-plan';
 /** A trained policy's sessions (generation, log-probs, training step) at full length, for planMemory. */
 export { type PlannedPolicySettings, plannedPolicySessions } from './engine/policy-memory-sessions';
-export { createPolicyTrainer, type PolicyTrainer, type PolicyTrainerSettings, type TrainingStepResult } from './engine/training-step';
+export {
+  createPolicyTrainer,
+  type PolicyTrainer,
+  type PolicyTrainerCommonSettings,
+  type PolicyTrainerSettings,
+  type TrainingStepResult,
+} from './engine/training-step';
+/** Completion log-probs and the mean NLL's LoRA gradients by PEFT key, from folders, for comparison with other frameworks (`agentflow model logprobs | grad`). */
+export {
+  type CompletionNllGradients,
+  completionNllGradients,
+  type CompletionNllGradientsSettings,
+  scoreCompletions,
+  type ScoreCompletionsSettings,
+} from './engine/completion-batch-scores';
 /** Supervised fine-tuning (a warm start on demonstrations): the nll objective, batches, warm-up and cosine schedule, resumable by epoch. */
 export {
   type SupervisedExample,
@@ -158,8 +184,24 @@ export {
   type WarmStartPolicy,
 } from './warm-start/supervised-warm-start';
 export { heldOutSplit, type WarmStartAttempt, type WarmStartCheck, warmStartInitSeed } from './warm-start/warm-start-check';
+/** The check as a config block (zod, with the default run's defaults; null: none). */
+export { warmStartCheckSchema } from './warm-start/warm-start-check-schema';
 /** core's TrainablePolicy on a local Qwen3 model with LoRA. */
-export { createLocalPolicy, type LocalPolicy, type LocalPolicySettings } from './policy/local-policy';
+export { createLocalPolicy, type LocalPolicy, type LocalPolicyAdapter, type LocalPolicySettings } from './policy/local-policy';
+/**
+ * What a local policy trains (`LocalPolicySettings.trainable`): a LoRA adapter, or the base weights
+ * (full-parameter) with `frozen` name patterns; the zod schema for a config block, the pattern
+ * matching, and which weights AdamW decays (not norms or biases).
+ */
+export {
+  decaysWeight,
+  type FullTrainableSet,
+  type LoraTrainableSet,
+  matchesWeightPattern,
+  type TrainableSet,
+  trainableSetSchema,
+  trainableWeightNames,
+} from './policy/trainable-set';
 /** A model folder opened as a trainable LoRA policy with its tokenizer, from a fresh or a saved adapter. */
 export {
   type LoraPolicyOpenSettings,

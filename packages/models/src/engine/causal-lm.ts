@@ -28,6 +28,11 @@ export interface CausalLmSettings {
   lora?: LoraSettings;
   /** Id written into padding positions (its value never matters); default 0. */
   padTokenId?: number;
+  /**
+   * Feed the weights from the model's arrays on every run, on CUDA too (SessionSettings.hostWeights),
+   * so in-place updates of them (full-parameter training) reach this session; default false.
+   */
+  hostWeights?: boolean;
 }
 
 /** Log-probs of completion tokens, one row per completion, optionally with entropies. */
@@ -97,7 +102,9 @@ export async function createCausalLm(settings: CausalLmSettings): Promise<Causal
   const runtime = settings.runtime ?? createRuntime({ device: settings.device ?? 'auto' });
   const loraConfig = settings.lora ? parseLoraSettings(settings.lora) : undefined;
   const loraLayout = loraConfig ? loraLayoutOf(config, loraConfig) : undefined;
-  const session = await createGraphSession(runtime, buildInferenceGraph(config, weights, loraLayout), 'qwen3-inference');
+  const session = await createGraphSession(runtime, buildInferenceGraph(config, weights, loraLayout), 'qwen3-inference', {
+    hostWeights: settings.hostWeights ?? false,
+  });
   const zeroAdapter = loraConfig ? createLoraAdapter(config, loraConfig) : undefined;
   if (zeroAdapter) for (const matrices of zeroAdapter.matrices.values()) matrices.a.fill(0);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { getModelPreset } from '../config/presets';
-import { formatMemoryPlan, layerParameterCount, parameterCount, type PlannedSession, planMemory } from './memory-plan';
+import { FULL_TRAINING_ALTERNATIVE_LORA_RANK, formatMemoryPlan, layerParameterCount, type PlannedModel, parameterCount, type PlannedSession, planMemory } from './memory-plan';
 
 const small = getModelPreset('qwen3-0.6b-shape');
 const big = getModelPreset('qwen3-8b-shape');
@@ -68,5 +68,68 @@ describe('planMemory', () => {
 
   it('refuses an available memory that is not a positive number of bytes', () => {
     expect(() => planMemory({ device: 'cpu', availableBytes: 0, models: [] })).toThrow(/availableBytes must be a positive number of bytes, got 0/);
+  });
+
+  describe('full-parameter training', () => {
+    const tiny = getModelPreset('tiny');
+    const step: PlannedSession[] = [
+      { kind: 'inference', name: 'log-probs and the KL reference', rows: 2, sequence: 256, scored: 128 },
+      { kind: 'training', name: 'training step', rows: 2, tokens: 512, completionTokens: 256, recompute: true },
+    ];
+    const prm: PlannedModel = { name: 'PRM', config: small, sessions: [{ kind: 'scalar-head', name: 'step scoring', rows: 4, sequence: 256, training: false }] };
+    const plan = (device: 'cpu' | 'cuda', planner: Partial<PlannedModel>, others: PlannedModel[] = []) =>
+      planMemory({ device, availableBytes: (device === 'cpu' ? 64 : 139) * gib, models: [{ name: 'planner', config: small, sessions: step, ...planner }, ...others] });
+    const part = (result: ReturnType<typeof plan>, name: string) => result.rows.find((row) => row.model === 'planner' && row.part === name);
+    const weights = parameterCount(small) * 4;
+
+    it('adds exactly the weights x 4 (weights, gradients, two AdamW moments) and the reference to the same plan untrained', () => {
+      const frozen = plan('cpu', {});
+      const full = plan('cpu', { fullTraining: { reference: 'copy' } });
+      expect(part(full, 'weights')!.bytes + part(full, 'full training')!.bytes + part(full, 'reference')!.bytes).toBe(4 * weights + weights);
+      expect(full.totalBytes - frozen.totalBytes).toBe(3 * weights + weights);
+      expect(plan('cpu', { fullTraining: { reference: 'none' } }).totalBytes - frozen.totalBytes).toBe(3 * weights);
+      expect(part(full, 'full training')!.detail).toMatch(/one float32 gradient accumulator and AdamW's two float32 moments \(3 x /);
+      expect(full.advice).toEqual([]);
+    });
+
+    it('counts a reference shared with the PRM backbone once', () => {
+      const own = plan('cpu', { fullTraining: { reference: 'copy' } }, [prm]);
+      const shared = plan('cpu', { fullTraining: { reference: { sharedWith: 'PRM' } } }, [prm]);
+      expect(own.totalBytes - shared.totalBytes).toBe(weights);
+      expect(part(shared, 'reference')).toMatchObject({ bytes: 0, detail: "the starting weights, shared with PRM's (counted there)" });
+      expect(shared.rows.filter((row) => row.part === 'weights').map((row) => row.bytes)).toEqual([weights, weights]);
+      expect(() => plan('cpu', { fullTraining: { reference: { sharedWith: 'judge' } } }, [prm])).toThrow(/reference is shared with "judge", which is not another planned model \(planner, PRM\)/);
+      expect(() => plan('cpu', { fullTraining: { reference: { sharedWith: 'PRM' } } }, [{ ...prm, config: tiny }])).toThrow(/a model of another shape/);
+      expect(() => plan('cpu', { fullTraining: { reference: { sharedWith: 'PRM' } } }, [{ ...prm, fullTraining: { reference: 'copy' } }])).toThrow(/PRM, which trains every weight/);
+      expect(() => plan('cpu', { loraRank: 8, trained: true, fullTraining: { reference: 'none' } })).toThrow(/trains every weight and a LoRA adapter of rank 8/);
+    });
+
+    it('on CUDA counts the device copies as for any model, and the host copy fed to them each run besides', () => {
+      const frozen = plan('cuda', {});
+      const full = plan('cuda', { fullTraining: { reference: 'copy' } });
+      expect(part(full, 'weights')!.bytes).toBe(part(frozen, 'weights')!.bytes);
+      expect(part(full, 'weights')!.detail).toMatch(/fed from host memory each run \(the CUDA runtime cannot update device copies in place\)/);
+      expect(full.totalBytes - frozen.totalBytes).toBe(4 * weights + weights);
+    });
+
+    it('refuses Qwen3-8B trained in full on one H200, and names LoRA and what it needs', () => {
+      const result = planMemory({
+        device: 'cuda',
+        availableBytes: 139 * gib,
+        models: [{ name: 'planner', config: big, fullTraining: { reference: 'copy' }, sessions: step }],
+      });
+      expect(result.fits).toBe(false);
+      const lines = formatMemoryPlan(result);
+      expect(lines.find((line) => line.includes('total:'))).toMatch(/of 139\.00 GiB on cuda .*DOES NOT FIT: [\d.]+ GiB over/);
+      // Weights, gradients, two moments and the reference: 5 x 30.51 GiB on the host, before the device copies.
+      expect(result.advice[0]).toMatch(/^planner: full-parameter training holds [\d.]+ GiB before any activation \(weights .*, full training 122\.05 GiB, reference 30\.51 GiB\), more than the 139\.00 GiB available\.$/);
+      expect(result.advice[1]).toMatch(
+        new RegExp(`^Train planner with LoRA instead: rank ${FULL_TRAINING_ALTERNATIVE_LORA_RANK} on every linear module .* needs [\\d.]+ GiB in all, which fits\\.$`),
+      );
+      expect(lines.slice(-2)).toEqual(result.advice.map((line) => `    ${line}`));
+      const lora = planMemory({ device: 'cuda', availableBytes: 139 * gib, models: [{ name: 'planner', config: big, loraRank: FULL_TRAINING_ALTERNATIVE_LORA_RANK, trained: true, sessions: step }] });
+      expect(lora.fits).toBe(true);
+      expect(result.advice[1]).toContain(`needs ${(lora.totalBytes / gib).toFixed(2)} GiB`);
+    });
   });
 });

@@ -1,51 +1,38 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import { type Qwen3Config, type Qwen3LayerShape, qwen3HeadDim } from '../config/qwen3-config';
 import { LINEAR_MODULES, type LinearModule, linearShape } from '../weights/weight-names';
+import { graphOf, type PlannedSession, sessionActivations } from './session-activations';
+
+export { layerWidth, type PlannedSession } from './session-activations';
 
 /**
  * The memory a process needs for its models' sessions, predicted from shapes alone: weights,
- * adapters with their gradients and AdamW moments, and each session's activations. The
- * activation terms are per-token costs of this package's graphs measured at the Qwen3-0.6B
- * shape on the CPU (packages/models/bench/memory-bench.mjs, docs/perf.md) and scaled with the
- * model's widths, so the plan of another shape is an extrapolation, stated as such.
+ * adapters with their gradients and AdamW moments (or, trained in full, every weight's), frozen
+ * references, and each session's activations (session-activations.ts: per-token costs measured at
+ * the Qwen3-0.6B shape on the CPU and scaled with the model's widths, so the plan of another shape
+ * is an extrapolation, stated as such).
  */
 
-/** One session a model opens. Token counts are padded tokens (rows x longest row). */
-export type PlannedSession =
-  | {
-      kind: 'inference';
-      /** E.g. 'generation and log-probs', 'reference'. */
-      name: string;
-      /** Rows run together (generation batch, or log-prob micro-batch rows). */
-      rows: number;
-      /** Tokens of the longest row: prompt + completion. */
-      sequence: number;
-      /** Tokens per row whose log-probs are taken (the completion); 0 for generation alone. */
-      scored: number;
-      /** Tokens per run when the prompt is fed in chunks (generate's prefillChunkTokens); default the whole sequence. */
-      chunk?: number;
-    }
-  | {
-      kind: 'training';
-      name: string;
-      /** Padded tokens of one micro-batch (rows x longest row). */
-      tokens: number;
-      /** Rows of one micro-batch. */
-      rows: number;
-      /** Completion tokens of one micro-batch (the LM head runs on these only). */
-      completionTokens: number;
-      /** Layer activations recomputed in the backward pass (TrainingGraphSettings.recompute). */
-      recompute: boolean;
-    }
-  | {
-      kind: 'scalar-head';
-      name: string;
-      rows: number;
-      sequence: number;
-      /** A training session (MSE and gradients) rather than scoring only. */
-      training: boolean;
-      recompute?: boolean;
-    };
+/**
+ * Where a model trained in full finds its frozen reference (the starting weights, which DAPO's KL
+ * term scores against):
+ * - 'copy': a float32 copy of the starting weights, kept beside the trained ones;
+ * - 'none': no reference (no KL term);
+ * - `{ sharedWith }`: the weights of another planned model loaded from the same checkpoint and
+ *   never changed (e.g. the PRM's backbone when the PRM trains a head or an adapter): counted once, there.
+ */
+export type PlannedReference = 'copy' | 'none' | { sharedWith: string };
+
+/** Full-parameter training of a planned model: every weight is trained with AdamW. */
+export interface PlannedFullTraining {
+  reference: PlannedReference;
+}
+
+/**
+ * LoRA rank the plan proposes instead of full training when that does not fit (the agentflow
+ * trainer's default rank, on every linear module).
+ */
+export const FULL_TRAINING_ALTERNATIVE_LORA_RANK = 128;
 
 /** A model of the process: its shape, where its weights live, its adapter and its sessions. */
 export interface PlannedModel {
@@ -57,6 +44,15 @@ export interface PlannedModel {
   loraModules?: readonly LinearModule[];
   /** The adapter is trained in this process: its gradients and AdamW's two moments are kept. */
   trained?: boolean;
+  /**
+   * Every weight is trained in this process, instead of an adapter (`loraRank` must be 0 or
+   * absent): besides the float32 weights, one float32 gradient accumulator and AdamW's two float32
+   * moments (so 4 x the weights), and the reference `reference` names. On CUDA the trained weights
+   * are fed to the sessions from host memory each run (the CUDA runtime cannot update a session's
+   * device copies in place): the sessions' device copies are counted as for any model, and the
+   * host copy the optimiser updates besides them.
+   */
+  fullTraining?: PlannedFullTraining;
   sessions: readonly PlannedSession[];
 }
 
@@ -76,7 +72,7 @@ export interface MemoryPlanSettings {
 /** One line of the plan. */
 export interface MemoryPlanRow {
   model: string;
-  /** A session's name, or 'weights' / 'adapter' for what the model's sessions share. */
+  /** A session's name, or 'weights' / 'adapter' / 'full training' / 'reference' for what the model's sessions share. */
   part: string;
   bytes: number;
   /** How the figure was reached, for the printed plan. */
@@ -91,50 +87,17 @@ export interface MemoryPlan {
   totalBytes: number;
   availableBytes: number;
   fits: boolean;
+  /**
+   * When the plan does not fit and a model is trained in full: what full training costs before any
+   * activation, and the same plan with LoRA (rank {@link FULL_TRAINING_ALTERNATIVE_LORA_RANK})
+   * instead, and whether that fits. Empty otherwise.
+   */
+  advice: string[];
 }
 
 const FLOAT32 = 4;
 // Process overhead: Node.js, ONNX Runtime and the graphs themselves (measured: about 0.1 GB at start).
 const PROCESS_BYTES = 0.25 * 2 ** 30;
-
-// Activation coefficients, in float32 values, in units of the widths they scale with: marginal
-// costs fitted to training steps measured at the Qwen3-0.6B shape on the CPU (five shapes, each
-// within 0.5% with an intercept of -1.1 GB, the heap a process already has, which the plan leaves
-// out: small batches come out up to 1.1 GB high; docs/perf.md).
-/** Training, activations kept: values per token and layer, per unit of layer width. */
-const TRAIN_KEPT_PER_WIDTH = 7.13;
-/** Training, activations kept: attention-score values per layer, per head and (row length)^2. */
-const TRAIN_ATTENTION_COPIES = 9.34;
-/** Vocabulary-wide values per completion token in the training step (logits, log-softmax, their gradients). */
-const TRAIN_VOCAB_COPIES = 12.25;
-/**
- * Training, recomputed (`recompute: true`): the graph keeps the residual stream at each layer
- * boundary until the backward pass reaches it and recomputes one layer at a time. Fitted to eight
- * training steps measured at the Qwen3-0.6B shape on the CPU (256 to 2,048 tokens, 1 to 4 rows,
- * 32 to 128 completion tokens; each within 11%, six within 4%; docs/perf.md):
- * - values kept per token and layer, per unit of hidden size (the boundaries and what the arena
- *   holds beside them; from the growth with the layer count, 1,024 tokens, 6 to 14 layers);
- * - values per token of the layer being recomputed, per unit of layer width;
- * - attention-score copies of that layer, per head and (row length)^2;
- * - vocabulary-wide values per completion token (logits, log-softmax and their gradients);
- * - a constant per step (the session's own allocations).
- */
-const TRAIN_RECOMPUTED_PER_HIDDEN = 3.6;
-const TRAIN_RECOMPUTED_PER_WIDTH = 0.19;
-const TRAIN_RECOMPUTED_ATTENTION_COPIES = 5.42;
-const TRAIN_RECOMPUTED_VOCAB_COPIES = 3.72;
-const TRAIN_RECOMPUTED_SESSION_BYTES = 0.2 * 2 ** 30;
-/** Inference: values per token per unit of layer width (one layer alive at a time). */
-const INFER_PER_WIDTH = 1;
-/** Inference: vocabulary-wide values per scored token (logits, log-softmax, entropy). */
-const INFER_VOCAB_COPIES = 3;
-
-/** The widths one decoder layer works with per token: hidden, q, k, v, and three MLP widths. */
-export function layerWidth(config: Qwen3Config): number {
-  const q = config.numAttentionHeads * config.headDim;
-  const kv = config.numKeyValueHeads * config.headDim;
-  return config.hiddenSize + q + 2 * kv + 3 * config.intermediateSize;
-}
 
 /**
  * Parameters of one decoder layer: its seven linear modules and its four norms (input,
@@ -165,60 +128,83 @@ function loraParameters(config: Qwen3Config, rank: number, modules: readonly Lin
 
 const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GiB`;
 
-/** Training-graph values: per-token and attention values of every layer, and the head's vocabulary-wide ones. */
-function trainingValues(config: Qwen3Config, rows: number, perRow: number, completionTokens: number, recompute: boolean) {
-  const tokens = rows * perRow;
-  const width = layerWidth(config);
-  const layers = config.numHiddenLayers;
-  const attention = TRAIN_ATTENTION_COPIES * config.numAttentionHeads * rows * perRow * perRow; // one layer
-  const head = TRAIN_VOCAB_COPIES * completionTokens * config.vocabSize;
-  if (!recompute) {
-    const layerValues = layers * (tokens * TRAIN_KEPT_PER_WIDTH * width + attention);
-    return { layerValues, head, total: layerValues + head };
-  }
-  const recomputedAttention = TRAIN_RECOMPUTED_ATTENTION_COPIES * config.numAttentionHeads * rows * perRow * perRow; // one layer
-  const layerValues =
-    layers * tokens * TRAIN_RECOMPUTED_PER_HIDDEN * config.hiddenSize + tokens * TRAIN_RECOMPUTED_PER_WIDTH * width + recomputedAttention + TRAIN_RECOMPUTED_SESSION_BYTES / FLOAT32;
-  const recomputedHead = TRAIN_RECOMPUTED_VOCAB_COPIES * completionTokens * config.vocabSize;
-  return { layerValues, head: recomputedHead, total: layerValues + recomputedHead };
+function invalid(message: string, details: Record<string, unknown>): AgentFlowError {
+  return new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `planMemory: ${message}`, details });
 }
 
-function sessionActivations(config: Qwen3Config, session: PlannedSession): { bytes: number; detail: string } {
-  const width = layerWidth(config);
-  const layers = config.numHiddenLayers;
-  const vocab = config.vocabSize;
-  const heads = config.numAttentionHeads;
-  const kv = config.numKeyValueHeads * config.headDim;
-  if (session.kind === 'training') {
-    const values = trainingValues(config, session.rows, session.tokens / session.rows, session.completionTokens, session.recompute);
-    return {
-      bytes: FLOAT32 * values.total,
-      detail: `${session.tokens} tokens (${session.rows} rows, ${session.completionTokens} completion tokens)${session.recompute ? ', layers recomputed' : ''}: layers ${gib(FLOAT32 * values.layerValues)}, LM head ${gib(FLOAT32 * values.head)}`,
-    };
+/** A model trains an adapter or every weight, not both; a shared reference is another model's unchanged weights of the same shape. */
+function checkFullTraining(models: readonly PlannedModel[]): void {
+  for (const model of models) {
+    if (!model.fullTraining) continue;
+    if (model.loraRank && model.loraRank > 0) {
+      throw invalid(`${model.name} trains every weight and a LoRA adapter of rank ${model.loraRank}; plan one of the two (loraRank 0 with fullTraining).`, { model: model.name });
+    }
+    const { reference } = model.fullTraining;
+    if (typeof reference !== 'object') continue;
+    const names = models.map((other) => other.name);
+    const owner = models.find((other) => other.name === reference.sharedWith && other !== model);
+    if (!owner) {
+      throw invalid(`${model.name}'s reference is shared with ${describeValue(reference.sharedWith)}, which is not another planned model (${names.join(', ')}).`, { model: model.name, sharedWith: reference.sharedWith });
+    }
+    if (owner.fullTraining) {
+      throw invalid(`${model.name}'s reference is shared with ${owner.name}, which trains every weight, so its weights do not stay the starting ones; use reference 'copy'.`, { model: model.name, sharedWith: owner.name });
+    }
+    if (parameterCount(owner.config) !== parameterCount(model.config) || owner.config.hiddenSize !== model.config.hiddenSize) {
+      throw invalid(`${model.name}'s reference is shared with ${owner.name}, a model of another shape (${parameterCount(owner.config)} parameters, not ${parameterCount(model.config)}); only the same checkpoint can be shared.`, {
+        model: model.name,
+        sharedWith: owner.name,
+      });
+    }
   }
-  const tokens = session.rows * session.sequence;
-  const cache = 2 * layers * kv * tokens; // the present keys and values of every layer
-  const perRun = session.kind === 'inference' ? Math.min(session.chunk ?? session.sequence, session.sequence) : session.sequence;
-  const scores = 3 * heads * session.rows * perRun * session.sequence;
-  if (session.kind === 'scalar-head') {
-    const values = session.training
-      ? trainingValues(config, session.rows, session.sequence, 0, session.recompute ?? false).total
-      : session.rows * perRun * INFER_PER_WIDTH * width + scores;
-    return { bytes: FLOAT32 * values, detail: `${session.rows} rows x ${session.sequence} tokens${session.training ? `, training${session.recompute ? ', layers recomputed' : ''}` : ''}` };
-  }
-  // The head runs at the scored positions and the last one (sampling).
-  const logits = INFER_VOCAB_COPIES * vocab * session.rows * (session.scored + 1);
-  const values = session.rows * perRun * INFER_PER_WIDTH * width + logits + cache + scores;
-  return {
-    bytes: FLOAT32 * values,
-    detail: `${session.rows} rows x ${session.sequence} tokens, ${session.scored} scored a row: KV cache ${gib(FLOAT32 * cache)}, LM head ${gib(FLOAT32 * logits)}`,
-  };
 }
 
-/** The graph (and so the ONNX Runtime session) a planned session runs on. */
-function graphOf(session: PlannedSession): string {
-  if (session.kind === 'scalar-head') return session.training ? 'scalar-head training' : 'scalar head';
-  return session.kind;
+/** Full training's rows: the gradient accumulator and AdamW's moments (and on CUDA the host copy), and the frozen reference. */
+function fullTrainingRows(model: PlannedModel, full: PlannedFullTraining, weightBytes: number, device: 'cpu' | 'cuda'): MemoryPlanRow[] {
+  const cuda = device === 'cuda';
+  const rows: MemoryPlanRow[] = [
+    {
+      model: model.name,
+      part: 'full training',
+      bytes: weightBytes * (cuda ? 4 : 3),
+      detail: cuda
+        ? `host memory: the float32 weights AdamW updates, fed to the sessions each run, one float32 gradient accumulator and AdamW's two float32 moments (4 x ${gib(weightBytes)})`
+        : `one float32 gradient accumulator and AdamW's two float32 moments (3 x ${gib(weightBytes)})`,
+    },
+  ];
+  const { reference } = full;
+  if (reference === 'copy') {
+    rows.push({
+      model: model.name,
+      part: 'reference',
+      bytes: weightBytes,
+      detail: `a frozen float32 copy of the starting weights for the KL term${cuda ? ', in host memory, fed to the inference session when the reference is scored' : ''}`,
+    });
+  } else if (reference !== 'none') {
+    rows.push({ model: model.name, part: 'reference', bytes: 0, detail: `the starting weights, shared with ${reference.sharedWith}'s (counted there)` });
+  }
+  return rows;
+}
+
+/** What full training costs before activations, and the plan with LoRA instead (see MemoryPlan.advice). */
+function fullTrainingAdvice(settings: MemoryPlanSettings, rows: readonly MemoryPlanRow[]): string[] {
+  const full = settings.models.filter((model) => model.fullTraining);
+  if (full.length === 0) return [];
+  const advice = full.map((model) => {
+    const state = rows.filter((row) => row.model === model.name && (row.part === 'weights' || row.part === 'full training' || row.part === 'reference'));
+    const bytes = state.reduce((sum, row) => sum + row.bytes, 0);
+    const alone = bytes > settings.availableBytes ? `, more than the ${gib(settings.availableBytes)} available` : '';
+    return `${model.name}: full-parameter training holds ${gib(bytes)} before any activation (${state.map((row) => `${row.part} ${gib(row.bytes)}`).join(', ')})${alone}.`;
+  });
+  const rank = FULL_TRAINING_ALTERNATIVE_LORA_RANK;
+  const lora = planMemory({
+    ...settings,
+    models: settings.models.map((model) => (model.fullTraining ? { ...model, fullTraining: undefined, loraRank: rank, loraModules: LINEAR_MODULES, trained: true } : model)),
+  });
+  const verdict = lora.fits ? 'which fits' : `which does not fit either (${gib(lora.totalBytes - lora.availableBytes)} over: shorten the micro-batches or recompute the layers)`;
+  advice.push(
+    `Train ${full.map((model) => model.name).join(' and ')} with LoRA instead: rank ${rank} on every linear module (its reference is the base with the adapter off, no copy) needs ${gib(lora.totalBytes)} in all, ${verdict}.`,
+  );
+  return advice;
 }
 
 /**
@@ -226,7 +212,9 @@ function graphOf(session: PlannedSession): string {
  * CPU every session of a model reads one copy of its weights (GraphBuilder.weight); on CUDA each
  * ONNX Runtime session (one per graph: inference, training, scalar head) holds its own device
  * copy. Activations: each ONNX Runtime session keeps its own peak in its arena, so those add up
- * (on the CPU with the arena off they reuse one heap instead, and the largest counts).
+ * (on the CPU with the arena off they reuse one heap instead, and the largest counts). A model
+ * trained in full adds its gradients, AdamW moments and reference (PlannedModel.fullTraining);
+ * when such a plan does not fit, `advice` says what full training holds and what LoRA would need.
  */
 export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
   if (!(settings.availableBytes > 0)) {
@@ -236,6 +224,7 @@ export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
       details: { availableBytes: settings.availableBytes },
     });
   }
+  checkFullTraining(settings.models);
   const rows: MemoryPlanRow[] = [{ model: 'process', part: 'runtime', bytes: PROCESS_BYTES, detail: 'Node.js, ONNX Runtime, graphs' }];
   // Peak activations by ONNX Runtime session: uses of one graph share its session.
   const activations = new Map<string, number>();
@@ -245,12 +234,14 @@ export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
     const weightBytes = parameters * FLOAT32;
     const graphs = new Set(model.sessions.map(graphOf));
     const copies = settings.device === 'cpu' ? 1 : graphs.size;
+    const fedFromHost = model.fullTraining && settings.device === 'cuda' ? '; trained in full, so fed from host memory each run (the CUDA runtime cannot update device copies in place)' : '';
     rows.push({
       model: model.name,
       part: 'weights',
       bytes: weightBytes * copies,
-      detail: `${(parameters / 1e9).toFixed(2)}B parameters, float32 (${gib(weightBytes)}) x ${copies} ${settings.device === 'cpu' ? 'copy shared by every session' : `device cop${copies === 1 ? 'y' : 'ies'}, one per ONNX Runtime session (${[...graphs].join(', ')})`}`,
+      detail: `${(parameters / 1e9).toFixed(2)}B parameters, float32 (${gib(weightBytes)}) x ${copies} ${settings.device === 'cpu' ? 'copy shared by every session' : `device cop${copies === 1 ? 'y' : 'ies'}, one per ONNX Runtime session (${[...graphs].join(', ')})`}${fedFromHost}`,
     });
+    if (model.fullTraining) rows.push(...fullTrainingRows(model, model.fullTraining, weightBytes, settings.device));
     if (model.loraRank && model.loraRank > 0) {
       const lora = loraParameters(config, model.loraRank, model.loraModules ?? LINEAR_MODULES);
       const arrays = model.trained ? 4 : 1; // values, gradient sums, AdamW's two moments
@@ -273,7 +264,9 @@ export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
   const shared = settings.device === 'cpu' && settings.cpuArena === false;
   const activationTotal = shared ? Math.max(0, ...peaks) : peaks.reduce((sum, bytes) => sum + bytes, 0);
   const totalBytes = fixed + activationTotal;
-  return { device: settings.device, sharedHeap: shared, rows, totalBytes, availableBytes: settings.availableBytes, fits: totalBytes <= settings.availableBytes };
+  const fits = totalBytes <= settings.availableBytes;
+  const advice = fits ? [] : fullTrainingAdvice(settings, rows);
+  return { device: settings.device, sharedHeap: shared, rows, totalBytes, availableBytes: settings.availableBytes, fits, advice };
 }
 
 /** The plan as the lines `agentflow run --dry-run` prints. */
@@ -281,12 +274,13 @@ export function formatMemoryPlan(plan: MemoryPlan): string[] {
   const lines = plan.rows.map((row) => `    ${row.model} ${row.part}: ${gib(row.bytes)} (${row.detail})`);
   const rule =
     plan.device === 'cuda'
-      ? 'every session its own weights and activations'
+      ? `every session its own weights and activations${plan.rows.some((row) => row.part === 'full training') ? ', and the host memory full training holds' : ''}`
       : `weights once, ${plan.sharedHeap ? 'the largest session activations (arena off)' : "every session's activations (each arena keeps its peak)"}`;
   lines.push(
     `    total: ${gib(plan.totalBytes)} of ${gib(plan.availableBytes)} on ${plan.device} (${rule}): ${
       plan.fits ? 'fits' : `DOES NOT FIT: ${gib(plan.totalBytes - plan.availableBytes)} over`
     }`,
   );
+  for (const advice of plan.advice) lines.push(`    ${advice}`);
   return lines;
 }

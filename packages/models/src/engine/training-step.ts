@@ -10,6 +10,7 @@ import {
   type PolicyTrainingGraph,
   perTokenInputName,
   TOKEN_WEIGHTS,
+  type TrainedTensors,
 } from '../graph/policy-training-graph';
 import { ATTENTION_MASK, INPUT_IDS, POSITION_IDS } from '../graph/decoder-graph';
 import { type LoraLayout, loraFeeds } from '../graph/lora-inputs';
@@ -18,7 +19,7 @@ import type { Qwen3Model } from '../weights/random-model';
 import { completionPositions, packScoringBatch } from './batch-packing';
 import { createGraphSession } from './session-loader';
 
-/** The loss, gradients by LoRA input name, and stats of one micro-batch. */
+/** The loss, gradients by trained tensor (LoRA input name, or weight name), and stats of one micro-batch. */
 export interface TrainingStepResult {
   stats: PolicyTrainingStats;
   gradients: Map<string, Float32Array>;
@@ -26,14 +27,40 @@ export interface TrainingStepResult {
 
 /** Runs training graphs, one session per distinct objective, built on first use. */
 export interface PolicyTrainer {
-  run(batch: PolicyTrainingBatch, adapter: LoraAdapter): Promise<TrainingStepResult>;
+  /** One micro-batch: with LoRA, under `adapter` (required, of the trainer's layout); full-parameter, under the model's weights as they are now (no adapter). */
+  run(batch: PolicyTrainingBatch, adapter?: LoraAdapter): Promise<TrainingStepResult>;
   release(): Promise<void>;
 }
 
-export interface PolicyTrainerSettings {
+/** Settings for {@link createPolicyTrainer}: LoRA (`lora`) or full-parameter (`weights`) training. */
+export type PolicyTrainerSettings = PolicyTrainerCommonSettings &
+  (
+    | {
+        /** Differentiate with respect to LoRA matrices of this layout, fed from the adapter of each run. */
+        lora: LoraLayout;
+        weights?: undefined;
+      }
+    | {
+        /**
+         * Differentiate with respect to these base weights (Hugging Face names; full-parameter
+         * training): gradients come back by weight name, and each run reads the weights' arrays
+         * as they are then (see `hostWeights` for CUDA).
+         */
+        weights: readonly string[];
+        lora?: undefined;
+      }
+  );
+
+/** What both kinds of {@link PolicyTrainerSettings} share. */
+export interface PolicyTrainerCommonSettings {
   model: Qwen3Model;
-  lora: LoraLayout;
   runtime: TensorRuntime;
+  /**
+   * Feed the weights from the model's arrays on every run, on CUDA too (SessionSettings.hostWeights),
+   * so in-place updates reach the training session; default false (a CUDA session keeps its own copy).
+   * Full-parameter training on CUDA needs it.
+   */
+  hostWeights?: boolean;
   /** Recompute layer activations in the backward pass (see TrainingGraphSettings); default false. */
   recompute?: boolean;
   /** The objectives this trainer can train; each batch is trained with the one of its `objective.kind` (a later one of the same kind replaces an earlier). */
@@ -57,7 +84,33 @@ function packRows(rows: readonly (readonly number[])[], width: number, what: str
   return { dtype: 'float32', shape: [rows.length, width], data };
 }
 
+/** The trained tensors the settings name: exactly one of `lora` and `weights`. */
+function trainedTensors(settings: PolicyTrainerSettings): TrainedTensors {
+  const { lora, weights } = settings;
+  if (lora !== undefined && weights === undefined) return { kind: 'lora', layout: lora };
+  if (weights !== undefined && lora === undefined) return { kind: 'full', weights: [...weights] };
+  throw new AgentFlowError({
+    code: 'INVALID_ARGUMENT',
+    message: `createPolicyTrainer needs exactly one of \`lora\` (a LoRA layout) and \`weights\` (the base weights to train); got ${lora === undefined ? 'neither' : 'both'}.`,
+  });
+}
+
+/** The LoRA feeds of a run: the adapter's matrices with LoRA, none full-parameter. */
+function adapterFeeds(trained: TrainedTensors, adapter: LoraAdapter | undefined): Record<string, HostTensor> {
+  if (trained.kind === 'lora' && adapter === undefined) {
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: 'This trainer trains LoRA matrices: pass the adapter to run(batch, adapter).' });
+  }
+  if (trained.kind === 'full' && adapter !== undefined) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: 'This trainer trains the base weights (full-parameter): it feeds no LoRA adapter; call run(batch) without one.',
+    });
+  }
+  return trained.kind === 'lora' ? loraFeeds(trained.layout, adapter!) : {};
+}
+
 export function createPolicyTrainer(settings: PolicyTrainerSettings): PolicyTrainer {
+  const trained = trainedTensors(settings);
   const sessions = new Map<string, Promise<{ built: PolicyTrainingGraph; session: TensorSession }>>();
   const objectives = new Map(settings.objectives.map((objective) => [objective.kind, objective]));
   const sessionFor = (objective: PolicyObjective) => {
@@ -73,8 +126,11 @@ export function createPolicyTrainer(settings: PolicyTrainerSettings): PolicyTrai
         });
       }
       entry = (async () => {
-        const built = buildPolicyTrainingGraph(settings.model, settings.lora, objectiveGraph, objective, { recompute: settings.recompute ?? false });
-        return { built, session: await createGraphSession(settings.runtime, built.graph, `qwen3-training-${objective.kind}`) };
+        const built = buildPolicyTrainingGraph(settings.model, trained, objectiveGraph, objective, { recompute: settings.recompute ?? false });
+        const session = await createGraphSession(settings.runtime, built.graph, `qwen3-training-${objective.kind}`, {
+          hostWeights: settings.hostWeights ?? false,
+        });
+        return { built, session };
       })();
       sessions.set(key, entry);
     }
@@ -94,7 +150,7 @@ export function createPolicyTrainer(settings: PolicyTrainerSettings): PolicyTrai
         [COMPLETION_POSITIONS]: positions,
         [COMPLETION_MASK]: mask,
         [TOKEN_WEIGHTS]: packRows(batch.tokenWeights, width, 'tokenWeights', packed.completionLengths),
-        ...loraFeeds(settings.lora, adapter),
+        ...adapterFeeds(trained, adapter),
       };
       for (const field of built.perTokenFields) {
         const rows = batch[field];
@@ -119,7 +175,8 @@ export function createPolicyTrainer(settings: PolicyTrainerSettings): PolicyTrai
       return { stats, gradients };
     },
     async release() {
-      for (const entry of sessions.values()) await (await entry).session.release();
+      // A session that failed to build has nothing to release (its run already reported why).
+      for (const entry of sessions.values()) await (await entry.catch(() => undefined))?.session.release();
       sessions.clear();
     },
   };

@@ -10,6 +10,11 @@ import type { ModelWeights } from '../weights/weight-names';
 export interface WeightInitializers {
   /** The weight as stored ([out, in] for linears, as PyTorch stores them). */
   plain(name: string): SymbolicTensor;
+  /**
+   * The weights bound so far, by name, each once (a tied head reads the embedding's tensor, so
+   * it has one entry): what a full-parameter training graph differentiates the loss with respect to.
+   */
+  bound(): ReadonlyMap<string, SymbolicTensor>;
 }
 
 export function createWeightInitializers(graph: GraphBuilder, weights: ModelWeights): WeightInitializers {
@@ -25,5 +30,6 @@ export function createWeightInitializers(graph: GraphBuilder, weights: ModelWeig
       }
       return symbolic;
     },
+    bound: () => new Map(added),
   };
 }

@@ -1,7 +1,7 @@
-import { AgentFlowError, type PolicyObjective, type PolicyTrainingBatch } from '@agentflow/core';
+import { AgentFlowError, assertNever, describeValue, type PolicyObjective, type PolicyTrainingBatch } from '@agentflow/core';
 import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
 import type { Qwen3Model } from '../weights/random-model';
-import { buildDecoder, logprobsAt } from './decoder-graph';
+import { buildDecoder, type LoraTensors, logprobsAt } from './decoder-graph';
 import { declareLoraInputs, type LoraLayout, loraInputName } from './lora-inputs';
 
 /** Per-token fields of a training batch that an objective may read, aligned with completionIds. */
@@ -69,18 +69,22 @@ export interface PolicyTrainingGraph {
   graph: GraphBuilder;
   /** Per-token batch fields the objective declared. */
   perTokenFields: PerTokenField[];
-  /** Gradient output name by LoRA input name. */
+  /** Gradient output name by trained tensor: the LoRA input name, or the base weight's name. */
   gradients: Map<string, string>;
   metrics: ObjectiveMetric[];
 }
 
-/**
- * The training graph: the decoder with LoRA inputs, completion log-probs gathered to
- * [batch, completion], the objective's loss, and the gradients of the loss with respect to every
- * LoRA matrix (reverse mode, in the same graph). Scoring inputs are those of the inference graph
- * without a cache, plus `completion_positions` (int64 [batch, completion]: where each completion
- * token is predicted), `completion_mask` and `token_weights`.
- */
+/** What a training graph differentiates its loss with respect to. */
+export type TrainedTensors =
+  /** LoRA matrices, declared as inputs `lora.{path}.A` / `.B` and fed on every run (the base weights frozen). */
+  | { kind: 'lora'; layout: LoraLayout }
+  /**
+   * Base weights, by Hugging Face name, as the decoder binds them (GraphBuilder.weight): no
+   * extra input. A tied head reads the embedding's tensor, so `model.embed_tokens.weight` gets
+   * one gradient, the sum of both uses.
+   */
+  | { kind: 'full'; weights: readonly string[] };
+
 /** How the training graph trades memory for compute. */
 export interface TrainingGraphSettings {
   /**
@@ -92,9 +96,17 @@ export interface TrainingGraphSettings {
   recompute?: boolean;
 }
 
+/**
+ * The training graph: the decoder (with LoRA inputs when LoRA trains), completion log-probs
+ * gathered to [batch, completion], the objective's loss, and the gradients of the loss with
+ * respect to every trained tensor (reverse mode, in the same graph): each LoRA matrix, or each
+ * named base weight. Scoring inputs are those of the inference graph without a cache, plus
+ * `completion_positions` (int64 [batch, completion]: where each completion token is predicted),
+ * `completion_mask` and `token_weights`.
+ */
 export function buildPolicyTrainingGraph(
   model: Qwen3Model,
-  lora: LoraLayout,
+  trained: TrainedTensors,
   objectiveGraph: PolicyObjectiveGraph,
   objective: PolicyObjective,
   settings: TrainingGraphSettings = {},
@@ -107,8 +119,8 @@ export function buildPolicyTrainingGraph(
     });
   }
   const graph = createGraphBuilder({ name: 'qwen3-policy-training' });
-  const loraTensors = declareLoraInputs(graph, lora);
-  const decoder = buildDecoder(graph, model.config, model.weights, { kvCache: false, lora: loraTensors });
+  const loraTensors = trained.kind === 'lora' ? declareLoraInputs(graph, trained.layout) : undefined;
+  const decoder = buildDecoder(graph, model.config, model.weights, { kvCache: false, ...(loraTensors ? { lora: loraTensors } : {}) });
   const targets = graph.input('target_ids', 'int64', ['batch', 'sequence']);
   const positions = graph.input(COMPLETION_POSITIONS, 'int64', ['batch', 'completion']);
   const mask = graph.input(COMPLETION_MASK, 'float32', ['batch', 'completion']);
@@ -144,10 +156,7 @@ export function buildPolicyTrainingGraph(
     objective,
   );
   graph.output(outputs.loss, LOSS);
-  const wrt = [...loraTensors.entries()].flatMap(([path, tensors]) => [
-    [loraInputName(path, 'A'), tensors.a] as const,
-    [loraInputName(path, 'B'), tensors.b] as const,
-  ]);
+  const wrt = differentiated(trained, loraTensors, decoder.weights.bound());
   const gradientTensors = graph.gradients(
     outputs.loss,
     wrt.map(([, tensor]) => tensor),
@@ -164,6 +173,35 @@ export function buildPolicyTrainingGraph(
     metrics.push(metric);
   }
   return { graph, perTokenFields, gradients, metrics };
+}
+
+/** [gradient key, tensor] of every trained tensor: LoRA input names, or weight names in `trained`'s order. */
+function differentiated(
+  trained: TrainedTensors,
+  loraTensors: ReadonlyMap<string, LoraTensors> | undefined,
+  bound: ReadonlyMap<string, SymbolicTensor>,
+): (readonly [string, SymbolicTensor])[] {
+  switch (trained.kind) {
+    case 'lora':
+      return [...(loraTensors ?? new Map<string, LoraTensors>()).entries()].flatMap(([path, tensors]) => [
+        [loraInputName(path, 'A'), tensors.a] as const,
+        [loraInputName(path, 'B'), tensors.b] as const,
+      ]);
+    case 'full':
+      return trained.weights.map((name) => {
+        const tensor = bound.get(name);
+        if (!tensor) {
+          throw new AgentFlowError({
+            code: 'NOT_FOUND',
+            message: `The training graph reads no weight ${describeValue(name)}; the weights it reads are ${describeValue([...bound.keys()], 400)}.`,
+            details: { name },
+          });
+        }
+        return [name, tensor] as const;
+      });
+    default:
+      return assertNever(trained);
+  }
 }
 
 /** The batch's per-token rows of `field`, or undefined. */

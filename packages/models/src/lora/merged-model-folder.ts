@@ -1,4 +1,4 @@
-import { existsSync, renameSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel, saveModelFolder } from '../weights/model-folder';
 import { loadLoraAdapter, mergeLoraAdapter } from './peft-format';
@@ -15,16 +15,13 @@ export interface MergedModelFolderSettings {
 
 /**
  * Writes the base model with the adapter merged in (W' = W + scale * B A) as a plain model
- * folder, once: a folder that already has its `config.json` is kept as it is. The folder is
- * written beside (`<outDir>.partial`) and renamed into place, so a kill leaves no half folder.
+ * folder, once: a folder that already has its `config.json` is kept as it is. saveModelFolder
+ * writes it beside and renames it into place, so a kill leaves no half folder.
  */
 export async function writeMergedModelFolder(settings: MergedModelFolderSettings): Promise<void> {
   const { baseDir, adapterDir, outDir } = settings;
   if (existsSync(join(outDir, 'config.json'))) return;
   const model = await loadModel(baseDir);
   const adapter = await loadLoraAdapter(adapterDir, model.config);
-  const partial = `${outDir}.partial`;
-  rmSync(partial, { recursive: true, force: true });
-  await saveModelFolder(partial, { ...model, weights: mergeLoraAdapter(model.weights, adapter) }, { tokenizer: { copyFrom: baseDir } });
-  renameSync(partial, outDir);
+  await saveModelFolder(outDir, { ...model, weights: mergeLoraAdapter(model.weights, adapter) }, { tokenizer: { copyFrom: baseDir } });
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   AgentFlowError,
+  assertNever,
   createRandom,
   type OptimizerStepSettings,
   type PolicyTrainingStats,
@@ -13,22 +14,39 @@ import { createJsonSchemaConstraints, type TokenConstraint } from '../constraine
 import { type CausalLm, createCausalLm } from '../engine/causal-lm';
 import { generate } from '../engine/generate';
 import { createPolicyTrainer, type PolicyTrainer } from '../engine/training-step';
-import { loraLayoutOf, peftGradients } from '../graph/lora-inputs';
+import { loraLayoutOf } from '../graph/lora-inputs';
 import { nllObjective, type PolicyObjectiveGraph } from '../graph/policy-training-graph';
 import { createLoraAdapter, type LoraAdapter, type LoraSettings, parseLoraSettings } from '../lora/lora-adapter';
-import { loadLoraAdapter, peftKey, saveLoraAdapter } from '../lora/peft-format';
 import type { ModelTokenizer } from '../tokenizer/load-tokenizer';
+import type { TokenizerSource } from '../weights/model-folder';
 import type { Qwen3Model } from '../weights/random-model';
+import { createFullParameters } from './full-parameters';
+import { createLoraParameters } from './lora-parameters';
+import type { PolicyParameters } from './policy-parameters';
+import { decaysWeight, type LoraTrainableSet, type TrainableSet, trainableWeightNames } from './trainable-set';
 
-/** Settings for {@link createLocalPolicy}. */
-export interface LocalPolicySettings {
+/** Settings for {@link createLocalPolicy}; `Trainable` is the kind of `trainable` (LoRA when left out). */
+export interface LocalPolicySettings<Trainable extends TrainableSet = TrainableSet> {
   model: Qwen3Model;
   /** Needed for text, stop strings and jsonSchema-constrained generation. */
   tokenizer?: ModelTokenizer;
+  /**
+   * What trains: `{ kind: 'lora' }` (default), a LoRA adapter over the frozen base weights, or
+   * `{ kind: 'full', frozen?: patterns }`, the base weights themselves in place, except those the
+   * patterns match (see FullTrainableSet for the pattern syntax). With `full`, `lora` and
+   * `adapter` must be left out.
+   */
+  trainable?: Trainable;
   /** The trained adapter's shape; its matrices start as PEFT initialises them (B = 0). */
   lora?: LoraSettings;
   /** Start from this adapter instead (e.g. loaded with loadLoraAdapter). */
   adapter?: LoraAdapter;
+  /**
+   * The tokenizer files `save` writes beside full-parameter weights (saveModelFolder's
+   * `tokenizer`: `{ copyFrom: modelDir }`, TokenizerFiles, or null); default null, none, so the
+   * saved folder holds config, weights and optimiser state. Unused with LoRA.
+   */
+  savedTokenizer?: TokenizerSource;
   /** Seeds the adapter initialisation and sampling of requests without a seed; default 0. */
   seed?: number;
   /**
@@ -36,7 +54,10 @@ export interface LocalPolicySettings {
    * `PolicyObjective` kind it builds (e.g. `clippedSurrogateObjective` of `@agentflow/dapo/graph`).
    */
   objectives?: readonly PolicyObjectiveGraph[];
-  /** AdamW decoupled weight decay; default 0 (HF TrainingArguments' default for fine-tuning). */
+  /**
+   * AdamW decoupled weight decay; default 0 (HF TrainingArguments' default for fine-tuning).
+   * Norm weights and biases never decay (transformers' convention, see decaysWeight).
+   */
   weightDecay?: number;
   /** Recompute layer activations in the backward pass (less memory, about one more forward); default false. */
   recompute?: boolean;
@@ -46,95 +67,126 @@ export interface LocalPolicySettings {
   eosTokenIds?: number[];
 }
 
-/** A TrainablePolicy that also exposes its adapter and model. */
-export interface LocalPolicy extends TrainablePolicy {
-  readonly adapter: LoraAdapter;
-  readonly model: Qwen3Model;
+/** The adapter a policy of `Trainable` holds: a LoRA adapter, or none when the base weights train. */
+export type LocalPolicyAdapter<Trainable extends TrainableSet> = Trainable extends { kind: 'full' } ? undefined : LoraAdapter;
+
+/** A TrainablePolicy that also exposes its model and what trains (LoRA unless `Trainable` says full). */
+export interface LocalPolicy<Trainable extends TrainableSet = LoraTrainableSet> extends TrainablePolicy {
   /**
-   * Log-probs under a frozen adapter (a copy of the current one, or `adapter`, which must have
-   * this policy's layout) through this policy's own inference session: a KL reference or an
-   * old policy without a second copy of the model or another session.
+   * The trained LoRA adapter (its arrays are what the optimiser updates), or undefined when the
+   * base weights train (`trainable: { kind: 'full' }`): then the model's own arrays are updated.
+   */
+  readonly adapter: LocalPolicyAdapter<Trainable>;
+  readonly model: Qwen3Model;
+  /** What trains, as given (default `{ kind: 'lora' }`). */
+  readonly trainable: Trainable;
+  /** The base weights that train, by Hugging Face name (empty with LoRA). */
+  readonly trainedWeights: readonly string[];
+  /**
+   * Log-probs under frozen parameters: a KL reference or an old policy. With LoRA, a copy of the
+   * current adapter (or `adapter`, which must have this policy's layout) through this policy's own
+   * inference session, without a second copy of the model. Full-parameter, a copy of every weight
+   * as it is at this call (no `adapter`), served by an inference session of its own over the copy;
+   * each call takes another copy and session, kept until the policy is released.
    */
   frozen(adapter?: LoraAdapter): Pick<TrainablePolicy, 'logprobs'>;
   release(): Promise<void>;
 }
 
 const OPTIMIZER_STATE = 'optimizer.json';
+/** What AdamW.save writes into a folder (optimizer.json: the step and settings; optimizer.safetensors: the moments). */
+const OPTIMIZER_FILES = [OPTIMIZER_STATE, 'optimizer.safetensors'] as const;
 
 /**
- * The planner as a local, trainable policy: a Qwen3 model with a LoRA adapter fed as graph inputs,
- * so one inference session serves sampling and scoring at every step and one training session per
- * objective serves every micro-batch. Gradients accumulate in memory until applyGradients runs
- * AdamW (from @agentflow/tensor) on the adapter.
+ * The planner as a local, trainable policy: a Qwen3 model with a LoRA adapter fed as graph
+ * inputs, or with its base weights trained in place (`trainable: { kind: 'full' }`). One inference
+ * session serves sampling and scoring at every step and one training session per objective serves
+ * every micro-batch. Gradients accumulate in memory until applyGradients runs AdamW (from
+ * @agentflow/tensor, moments in float32, global-norm clipping over everything that trains, no
+ * weight decay on norms and biases) on the trained arrays, in place.
+ *
+ * Full-parameter: every session reads the model's arrays on every run (on CUDA through
+ * `hostWeights`, a copy to the device per run), so an update is seen without rebuilding anything;
+ * `save` writes a Hugging Face model folder (saveModelFolder) with the optimiser state beside it.
  */
-export async function createLocalPolicy(settings: LocalPolicySettings): Promise<LocalPolicy> {
+export async function createLocalPolicy<Trainable extends TrainableSet = LoraTrainableSet>(
+  settings: LocalPolicySettings<Trainable>,
+): Promise<LocalPolicy<Trainable>> {
   const { model } = settings;
+  const trainable: TrainableSet = settings.trainable ?? { kind: 'lora' };
   const runtime = settings.runtime ?? createRuntime({ device: settings.device ?? 'auto' });
   const seed = settings.seed ?? 0;
-  const adapter = settings.adapter ?? createLoraAdapter(model.config, settings.lora ?? {}, seed);
-  const loraConfig = parseLoraSettings(adapter.config);
-  const layout = loraLayoutOf(model.config, loraConfig);
-  const lm: CausalLm = await createCausalLm({ model, runtime, lora: loraConfig, padTokenId: settings.tokenizer?.padTokenId ?? 0 });
-  const trainer: PolicyTrainer = createPolicyTrainer({
-    model,
-    lora: layout,
-    runtime,
-    objectives: [nllObjective, ...(settings.objectives ?? [])],
-    padTokenId: settings.tokenizer?.padTokenId ?? 0,
-    recompute: settings.recompute ?? false,
-  });
+  const padTokenId = settings.tokenizer?.padTokenId ?? 0;
+  const objectives = [nllObjective, ...(settings.objectives ?? [])];
+  const recompute = settings.recompute ?? false;
+  let lm: CausalLm;
+  let trainer: PolicyTrainer;
+  let trained: PolicyParameters;
+  switch (trainable.kind) {
+    case 'lora': {
+      const adapter = settings.adapter ?? createLoraAdapter(model.config, settings.lora ?? {}, seed);
+      const loraConfig = parseLoraSettings(adapter.config);
+      lm = await createCausalLm({ model, runtime, lora: loraConfig, padTokenId });
+      trainer = createPolicyTrainer({ model, lora: loraLayoutOf(model.config, loraConfig), runtime, objectives, padTokenId, recompute });
+      trained = createLoraParameters(model, lm, adapter);
+      break;
+    }
+    case 'full': {
+      if (settings.lora !== undefined || settings.adapter !== undefined) {
+        throw new AgentFlowError({
+          code: 'INVALID_ARGUMENT',
+          message: `createLocalPolicy: trainable is { kind: 'full' } (the base weights train) but \`${settings.adapter !== undefined ? 'adapter' : 'lora'}\` is set; leave LoRA settings out, or train LoRA with { kind: 'lora' }.`,
+        });
+      }
+      const weightNames = trainableWeightNames(model.weights.keys(), trainable.frozen ?? []);
+      // hostWeights: the optimiser writes the model's arrays, which a CUDA session would not see otherwise.
+      lm = await createCausalLm({ model, runtime, padTokenId, hostWeights: true });
+      trainer = createPolicyTrainer({ model, weights: weightNames, runtime, objectives, padTokenId, recompute, hostWeights: true });
+      trained = createFullParameters({ model, runtime, weightNames, tokenizer: settings.savedTokenizer ?? null, padTokenId });
+      break;
+    }
+    default:
+      return assertNever(trainable);
+  }
+  const { adapter, parameters } = trained;
   const eosTokenIds = settings.eosTokenIds ?? settings.tokenizer?.eosTokenIds ?? model.config.eosTokenIds;
   const tokenizer = settings.tokenizer;
   const constraintFor: ((schema: Record<string, unknown>) => TokenConstraint) | undefined = tokenizer
     ? createJsonSchemaConstraints({ tokenBytes: tokenizer.tokenBytes(), eosTokenIds })
     : undefined;
   const random: Random = createRandom(seed).fork('sampling');
-  // Parameters by PEFT key, viewing the adapter's arrays: the optimiser updates them in place.
-  const parameters: Record<string, Float32Array> = {};
-  for (const [path, matrices] of adapter.matrices) {
-    parameters[peftKey(path, 'A')] = matrices.a;
-    parameters[peftKey(path, 'B')] = matrices.b;
-  }
   let accumulated: Record<string, Float32Array> | undefined;
   let optimizerState: AdamWState = { step: 0, moments: {} };
   const weightDecay = settings.weightDecay ?? 0;
+  const adamW = (learningRate: number, maxGradNorm?: number) =>
+    createAdamW({
+      schedule: { kind: 'constant', learningRate },
+      weightDecay,
+      decays: decaysWeight,
+      ...(maxGradNorm ? { maxGradNorm } : {}),
+    });
 
-  return {
+  const policy: LocalPolicy<TrainableSet> = {
     adapter,
     model,
+    trainable,
+    trainedWeights: trained.weightNames,
     generate: (requests) =>
       generate(lm, requests, {
         eosTokenIds,
         ...(tokenizer ? { tokenizer, padTokenId: tokenizer.padTokenId } : {}),
         ...(constraintFor ? { constraintFor } : {}),
         random,
-        adapter,
+        ...(adapter ? { adapter } : {}),
       }),
     async logprobs(batch) {
-      return (await lm.logprobs(batch, { adapter })).logprobs;
+      return (await lm.logprobs(batch, adapter ? { adapter } : {})).logprobs;
     },
-    frozen(frozenAdapter) {
-      const source = frozenAdapter ?? adapter;
-      const sameLayout =
-        source.config.rank === adapter.config.rank &&
-        source.matrices.size === adapter.matrices.size &&
-        [...adapter.matrices.keys()].every((path) => source.matrices.get(path)?.a.length === adapter.matrices.get(path)!.a.length);
-      if (!sameLayout) {
-        throw new AgentFlowError({
-          code: 'SHAPE_MISMATCH',
-          message: `frozen(): the adapter (rank ${source.config.rank}, ${source.matrices.size} modules) does not have this policy's layout (rank ${adapter.config.rank}, ${adapter.matrices.size} modules).`,
-        });
-      }
-      const copy: LoraAdapter = {
-        config: source.config,
-        matrices: new Map([...source.matrices].map(([path, matrices]) => [path, { ...matrices, a: matrices.a.slice(), b: matrices.b.slice() }])),
-      };
-      return { logprobs: async (batch) => (await lm.logprobs(batch, { adapter: copy })).logprobs };
-    },
+    frozen: (frozenAdapter) => trained.frozen(frozenAdapter),
     async accumulateGradients(batch): Promise<PolicyTrainingStats> {
       const { stats, gradients } = await trainer.run(batch, adapter);
       accumulated ??= Object.fromEntries(Object.entries(parameters).map(([key, value]) => [key, new Float32Array(value.length)]));
-      for (const [key, gradient] of peftGradients(adapter, gradients)) {
+      for (const [key, gradient] of trained.gradients(gradients)) {
         const target = accumulated[key]!;
         for (let index = 0; index < gradient.length; index++) target[index]! += gradient[index]!;
       }
@@ -144,11 +196,7 @@ export async function createLocalPolicy(settings: LocalPolicySettings): Promise<
       if (!accumulated) {
         throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: 'applyGradients was called before any accumulateGradients.' });
       }
-      const optimizer = createAdamW({
-        schedule: { kind: 'constant', learningRate: step.learningRate },
-        weightDecay,
-        ...(step.maxGradNorm ? { maxGradNorm: step.maxGradNorm } : {}),
-      });
+      const optimizer = adamW(step.learningRate, step.maxGradNorm);
       optimizer.setState(optimizerState);
       const result = optimizer.step(parameters, accumulated);
       optimizerState = optimizer.getState();
@@ -157,30 +205,16 @@ export async function createLocalPolicy(settings: LocalPolicySettings): Promise<
     },
     async save(dir) {
       mkdirSync(dir, { recursive: true });
-      await saveLoraAdapter(dir, adapter);
-      const optimizer = createAdamW({ schedule: { kind: 'constant', learningRate: 0 }, weightDecay });
+      const optimizer = adamW(0);
       optimizer.setState(optimizerState);
-      await optimizer.save(dir);
+      // The optimiser's files go beside the parameters, in the same folder.
+      await trained.save(dir, { files: OPTIMIZER_FILES, write: (target) => optimizer.save(target) });
     },
-    async load(dir, settings = {}) {
-      const loaded = await loadLoraAdapter(dir, model.config);
-      if (loaded.config.rank !== adapter.config.rank || loaded.matrices.size !== adapter.matrices.size || loaded.config.alpha !== adapter.config.alpha) {
-        throw new AgentFlowError({
-          code: 'SHAPE_MISMATCH',
-          message: `The adapter in ${dir} (rank ${loaded.config.rank}, alpha ${loaded.config.alpha}, ${loaded.matrices.size} modules) does not match this policy's (rank ${adapter.config.rank}, alpha ${adapter.config.alpha}, ${adapter.matrices.size} modules).`,
-        });
-      }
-      for (const [path, matrices] of loaded.matrices) {
-        const target = adapter.matrices.get(path);
-        if (!target) {
-          throw new AgentFlowError({ code: 'SHAPE_MISMATCH', message: `The adapter in ${dir} has ${path}, which this policy does not train.` });
-        }
-        target.a.set(matrices.a);
-        target.b.set(matrices.b);
-      }
+    async load(dir, loadSettings = {}) {
+      await trained.load(dir);
       optimizerState = { step: 0, moments: {} };
-      if (settings.optimizerState !== false && existsSync(join(dir, OPTIMIZER_STATE))) {
-        const optimizer = createAdamW({ schedule: { kind: 'constant', learningRate: 0 }, weightDecay });
+      if (loadSettings.optimizerState !== false && existsSync(join(dir, OPTIMIZER_STATE))) {
+        const optimizer = adamW(0);
         await optimizer.load(dir);
         optimizerState = optimizer.getState();
       }
@@ -189,6 +223,9 @@ export async function createLocalPolicy(settings: LocalPolicySettings): Promise<
     async release() {
       await lm.release();
       await trainer.release();
+      await trained.release();
     },
   };
+  // The adapter's type follows `Trainable`: undefined exactly when it is { kind: 'full' }.
+  return policy as LocalPolicy<Trainable>;
 }

@@ -1,5 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { AgentFlowError, assertNever } from '@agentflow/core';
 import {
   float32ToBfloat16Array,
@@ -8,10 +8,14 @@ import {
   writeSafetensors,
 } from '@agentflow/tensor';
 import { loadQwen3Config, toHfConfig } from '../config/qwen3-config';
-import { type TokenizerFiles, writeTokenizerFiles } from '../tokenizer/byte-level-tokenizer';
-import { copyTokenizerFiles } from '../tokenizer/copy-tokenizer-files';
-import type { Qwen3Model } from './random-model';
+import { createByteLevelTokenizerFiles, type TokenizerFiles, writeTokenizerFiles } from '../tokenizer/byte-level-tokenizer';
+import { copyTokenizerFiles, OPTIONAL_TOKENIZER_FILES, REQUIRED_TOKENIZER_FILES } from '../tokenizer/copy-tokenizer-files';
+import { generationConfigJson, padTokenIdOf } from './generation-config';
 import { type LoadWeightsSettings, loadModelWeights } from './load-weights';
+import type { Qwen3Model } from './random-model';
+import { writeFolderAtomic } from './replace-folder';
+import { DEFAULT_MAX_SHARD_BYTES, planShards } from './shard-plan';
+import type { ModelWeights } from './weight-names';
 
 /**
  * Loads config.json and the weights of a Hugging Face Qwen3 folder. The config's sizes are
@@ -43,6 +47,26 @@ export interface SaveModelFolderSettings {
    * keeps 11 significant bits but overflows past 65504, which is an error here.
    */
   dtype?: WeightDtype;
+  /**
+   * Largest safetensors file, in bytes of tensor data; default {@link DEFAULT_MAX_SHARD_BYTES}
+   * (5 GB, transformers 4.x's `max_shard_size`). A model that fits is one `model.safetensors`;
+   * a larger one is cut in order into `model-00001-of-0000n.safetensors` files with the index
+   * `model.safetensors.index.json` (see planShards).
+   */
+  maxShardBytes?: number;
+  /**
+   * generation_config.json's `pad_token_id`; default the written tokenizer's `pad_token` (the
+   * byte-level tokenizer's `<|endoftext|>`), none for a copied one (whose own
+   * generation_config.json, when it has one, is copied).
+   */
+  padTokenId?: number;
+  /**
+   * Files of the caller's that belong in the same folder (a trainer's optimiser state): their
+   * names, which a later save may then replace, and the function that writes them into the
+   * folder being written, before it is renamed into place, so the weights and these files land
+   * together or not at all.
+   */
+  alongside?: { files: readonly string[]; write(partialDir: string): Promise<void> };
 }
 
 function encodeWeights(name: string, data: Float32Array, dtype: WeightDtype): HostTensor['data'] {
@@ -69,29 +93,86 @@ function encodeWeights(name: string, data: Float32Array, dtype: WeightDtype): Ho
   }
 }
 
-function writeTokenizer(dir: string, tokenizer: TokenizerSource | undefined): void {
+const DTYPE_BYTES: Record<WeightDtype, number> = { float32: 4, bfloat16: 2, float16: 2 };
+
+function writeTokenizer(dir: string, tokenizer: TokenizerSource): void {
   if (tokenizer === null) return;
-  if (tokenizer !== undefined && 'copyFrom' in tokenizer) copyTokenizerFiles(tokenizer.copyFrom, dir);
+  if ('copyFrom' in tokenizer) copyTokenizerFiles(tokenizer.copyFrom, dir);
   else writeTokenizerFiles(dir, tokenizer);
 }
 
+/** The weights as shards (planShards), each tensor encoded just before its shard is written; the index when there are several. */
+async function writeWeights(dir: string, weights: ModelWeights, dtype: WeightDtype, maxShardBytes: number): Promise<void> {
+  const plan = planShards(
+    [...weights].map(([name, tensor]) => ({ name, bytes: tensor.data.length * DTYPE_BYTES[dtype] })),
+    maxShardBytes,
+  );
+  for (const shard of plan.shards) {
+    const tensors: Record<string, HostTensor> = {};
+    for (const name of shard.names) {
+      const tensor = weights.get(name)!;
+      tensors[name] = { dtype, shape: tensor.shape, data: encodeWeights(name, tensor.data, dtype) } as HostTensor;
+    }
+    await writeSafetensors(join(dir, shard.file), tensors, { format: 'pt' });
+  }
+  if (plan.shards.length === 1) return;
+  const weightMap: Record<string, string> = {};
+  for (const shard of plan.shards) for (const name of shard.names) weightMap[name] = shard.file;
+  // As transformers writes it: keys sorted, two-space indent.
+  const sorted = Object.fromEntries(Object.entries(weightMap).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0)));
+  writeFileSync(join(dir, 'model.safetensors.index.json'), `${JSON.stringify({ metadata: { total_size: plan.totalBytes }, weight_map: sorted }, null, 2)}\n`);
+}
+
+/** What a model folder holds (transformers' files and the tokenizer's); anything else is not this function's to delete. */
+const MODEL_FOLDER_FILES = new Set<string>([
+  'config.json',
+  'generation_config.json',
+  'model.safetensors',
+  'model.safetensors.index.json',
+  'added_tokens.json',
+  'chat_template.jinja',
+  ...REQUIRED_TOKENIZER_FILES,
+  ...OPTIONAL_TOKENIZER_FILES,
+]);
+const SHARD_FILE = /^model-\d{5}-of-\d{5}\.safetensors$/;
+
+/** Refuses to replace a folder that holds anything besides model folder files (a mistyped path must not lose a home folder). */
+function checkReplaceable(dir: string, alongside: readonly string[]): void {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return;
+  const foreign = readdirSync(dir).filter((entry) => !MODEL_FOLDER_FILES.has(entry) && !SHARD_FILE.test(entry) && !alongside.includes(entry));
+  if (foreign.length > 0) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `Cannot save a model folder over ${resolve(dir)}: it holds ${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ` and ${foreign.length - 5} more` : ''}, which is not part of a model folder and would be deleted; choose an empty or new folder.`,
+      details: { dir, foreign: foreign.slice(0, 20) },
+    });
+  }
+}
+
 /**
- * Writes a complete HF folder: config.json, generation_config.json, model.safetensors (HF names,
- * in `settings.dtype`) and the tokenizer files. A copied tokenizer's generation_config.json, when
- * it has one, replaces the one written from the config.
+ * Writes a complete HF folder as transformers' `save_pretrained` does: config.json,
+ * generation_config.json, the weights (HF names, in `settings.dtype`) as one model.safetensors or,
+ * past `settings.maxShardBytes`, shards with model.safetensors.index.json, and the tokenizer files.
+ * A copied tokenizer's generation_config.json, when it has one, replaces the one written from the
+ * config.
+ *
+ * Atomic (writeFolderAtomic): the folder is written beside, at `<dir>.partial`, and renamed into
+ * place; an existing `dir` is replaced whole (files of an earlier save, shards included, do not
+ * survive), and kept as it was when anything fails. An existing `dir` that holds anything besides
+ * a model folder's files is refused rather than deleted.
  */
 export async function saveModelFolder(dir: string, model: Qwen3Model, settings: SaveModelFolderSettings = {}): Promise<void> {
   const dtype = settings.dtype ?? 'float32';
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'config.json'), `${JSON.stringify({ ...toHfConfig(model.config), torch_dtype: dtype }, null, 2)}\n`);
-  writeFileSync(
-    join(dir, 'generation_config.json'),
-    `${JSON.stringify({ eos_token_id: model.config.eosTokenIds, do_sample: true }, null, 2)}\n`,
-  );
-  const tensors: Record<string, HostTensor> = {};
-  for (const [name, tensor] of model.weights) {
-    tensors[name] = { dtype, shape: tensor.shape, data: encodeWeights(name, tensor.data, dtype) } as HostTensor;
-  }
-  await writeSafetensors(join(dir, 'model.safetensors'), tensors, { format: 'pt' });
-  writeTokenizer(dir, settings.tokenizer);
+  const maxShardBytes = settings.maxShardBytes ?? DEFAULT_MAX_SHARD_BYTES;
+  planShards([], maxShardBytes); // checks the size before anything is written
+  checkReplaceable(dir, settings.alongside?.files ?? []);
+  const tokenizer = settings.tokenizer === undefined ? createByteLevelTokenizerFiles() : settings.tokenizer;
+  const padTokenId = settings.padTokenId ?? (tokenizer === null || 'copyFrom' in tokenizer ? undefined : padTokenIdOf(tokenizer));
+  await writeFolderAtomic(dir, async (partial) => {
+    writeFileSync(join(partial, 'config.json'), `${JSON.stringify({ ...toHfConfig(model.config), torch_dtype: dtype }, null, 2)}\n`);
+    writeFileSync(join(partial, 'generation_config.json'), generationConfigJson(model.config, padTokenId));
+    await writeWeights(partial, model.weights, dtype, maxShardBytes);
+    writeTokenizer(partial, tokenizer);
+    await settings.alongside?.write(partial);
+  });
 }

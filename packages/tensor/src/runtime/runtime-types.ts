@@ -44,10 +44,19 @@ export interface RuntimeSettings {
   logger?: RuntimeLogger;
 }
 
-/** Settings for one {@link TensorRuntime.createSession} call. */
+/** Settings for one {@link TensorRuntime.createSession} or {@link TensorRuntime.openGraph} call. */
 export interface SessionSettings {
   /** A label for error messages. */
   name?: string;
+  /**
+   * {@link TensorRuntime.openGraph} only: feed the graph's weights from their host arrays on
+   * every run, on every device, instead of binding a device copy made when the session opens.
+   * The CPU always does this; on CUDA it makes the session see in-place updates of the arrays
+   * (full-parameter training, where the optimiser writes the weights that generation, scoring
+   * and the training step read) at the cost of copying every weight to the device on each run.
+   * Default false: CUDA sessions hold their own copy, which later writes to the arrays do not reach.
+   */
+  hostWeights?: boolean;
 }
 
 /**
@@ -76,7 +85,8 @@ export interface TensorRuntime {
    * Opens a session straight from a graph builder, its weights ({@link GraphBuilder.weight})
    * bound to the session: on the CPU they are fed in place from their arrays on every run (no
    * copy, so sessions over the same arrays share one copy, and the model bytes stay small);
-   * on CUDA they become initializers copied to the device once. The session's `inputNames`
+   * on CUDA they become initializers copied to the device once (unless `settings.hostWeights`,
+   * which feeds them from their arrays there too). The session's `inputNames`
    * leave them out: callers feed only the other inputs. Initializers must fit protobuf's 2 GB
    * (declare large tensors as weights).
    */

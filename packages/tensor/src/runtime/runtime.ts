@@ -177,7 +177,9 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
       const name = sessionSettings.name ?? 'graph';
       const weights = graph.weights();
       return openResolved(name, async (target) => {
-        if (target === 'cuda') {
+        // Untested here (no GPU in CI): with hostWeights, CUDA takes the CPU path below, the
+        // weights fed from their arrays on every run (ONNX Runtime copies each feed to the device).
+        if (target === 'cuda' && sessionSettings.hostWeights !== true) {
           // A device copy per session: CPU feeds would cross PCIe on every run.
           const session = await open(graph.toBytes({ weights: 'external' }), target, name, weightExternalData(weights));
           return createTensorSession(name, target, session);

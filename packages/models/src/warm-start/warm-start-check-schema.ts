@@ -1,10 +1,12 @@
 import { z } from 'zod';
 
 /**
- * The warm start's check of its own result. A warm start that ends with a high loss or that
+ * The warm start's check of its own result, as a config block ({@link WarmStartCheck}, the
+ * `check` of runSupervisedWarmStart; null: none). A warm start that ends with a high loss or that
  * cannot answer held-back training tasks hands DAPO a planner whose rollouts all fail (no
  * group with mixed rewards, nothing to learn from): such an attempt is retried from the next
- * initialisation, and the run stops with a clear message when every attempt failed.
+ * initialisation, and the run stops with a clear message when every attempt failed. The
+ * defaults are AgentFlow's default run's (a tiny planner on the generated world).
  */
 export const warmStartCheckSchema = z
   .object({
@@ -42,4 +44,3 @@ export const warmStartCheckSchema = z
   .nullable()
   .prefault({})
   .describe('The check of the warm start (null: none; every attempt is accepted).');
-export type WarmStartCheck = NonNullable<z.infer<typeof warmStartCheckSchema>>;

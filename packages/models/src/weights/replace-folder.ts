@@ -1,0 +1,79 @@
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { AgentFlowError } from '@agentflow/core';
+
+/** Where {@link writeFolderAtomic} builds the new folder and parks the old one: siblings of `dir`. */
+export function folderSiblings(dir: string): { partial: string; previous: string } {
+  const target = resolve(dir);
+  return { partial: `${target}.partial`, previous: `${target}.previous` };
+}
+
+/** fsync of a file or folder; a platform that cannot fsync a folder (Windows) skips it. */
+function syncPath(path: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    fsyncSync(fd);
+  } catch (cause) {
+    if (!statSync(path).isDirectory()) throw cause;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Flushes every file under `dir`, then the folders themselves, so a rename publishes written data. */
+function syncTree(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) syncTree(path);
+    else if (entry.isFile()) syncPath(path);
+  }
+  syncPath(dir);
+}
+
+/**
+ * Writes the folder `dir` whole or not at all. `fill` writes into an empty sibling,
+ * `<dir>.partial`; once it returns, the files are flushed and the folder is renamed into place.
+ * When `dir` exists it is replaced: renamed to `<dir>.previous`, the new folder renamed in, the
+ * old one removed.
+ *
+ * Guarantee, for a process killed at any moment (and, the files and folders being fsynced
+ * before each rename, for a crash of the machine on a journaling file system): `dir` is the old
+ * folder or the complete new one, never a mix. Between the two renames of a replacement (two
+ * system calls) `dir` is absent and the old folder is whole at `<dir>.previous`; the next call
+ * for `dir` puts it back before anything else. A failure of `fill` removes `<dir>.partial` and
+ * leaves `dir` as it was; a kill leaves `<dir>.partial` behind, which the next call removes.
+ * Two processes writing the same `dir` at once are not supported.
+ */
+export async function writeFolderAtomic(dir: string, fill: (partial: string) => Promise<void>): Promise<void> {
+  const target = resolve(dir);
+  const { partial, previous } = folderSiblings(target);
+  if (existsSync(target) && !statSync(target).isDirectory()) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `${target} is a file; expected a folder to write (or a path that does not exist yet).`,
+      details: { dir: target },
+    });
+  }
+  // A replacement killed between its renames: the old folder is whole at `previous`.
+  if (!existsSync(target) && existsSync(previous)) renameSync(previous, target);
+  rmSync(previous, { recursive: true, force: true });
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  try {
+    await fill(partial);
+    syncTree(partial);
+  } catch (error) {
+    rmSync(partial, { recursive: true, force: true });
+    throw error;
+  }
+  if (existsSync(target)) {
+    renameSync(target, previous);
+    renameSync(partial, target);
+    syncPath(dirname(target));
+    rmSync(previous, { recursive: true, force: true });
+  } else {
+    renameSync(partial, target);
+    syncPath(dirname(target));
+  }
+}
