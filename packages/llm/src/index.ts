@@ -11,6 +11,18 @@ export {
   openAICompatibleModelSettingsSchema,
   type OpenAICompatibleModelSettings,
 } from './openai/openai-compatible-model';
+/** A chat endpoint as a config names it (Ollama or OpenAI-compatible), its model, and a probe that it is up. */
+export { chatEndpointSchema, createChatModel, type ChatEndpoint } from './endpoint/chat-endpoint';
+export { chatEndpointProbeUrl, probeChatEndpoint, type ChatEndpointProbe, type ProbeChatEndpointSettings } from './endpoint/probe-chat-endpoint';
+/** Models named on a command line: `ollama:MODEL`, `openai:MODEL`, and a planner's `local:DIR`. */
+export {
+  createChatModelFromSpec,
+  parseChatModelSpec,
+  parsePlannerSpec,
+  type ChatModelConnection,
+  type ChatModelSpec,
+  type PlannerSpec,
+} from './endpoint/model-spec';
 /**
  * vLLM servers as a rollout back end: prompts as token ids through /v1/completions, completions
  * back as token ids with sampling log-probs, guided decoding by the JSON schema, and the runtime
@@ -38,6 +50,9 @@ export {
  */
 export { createVllmRollouts, type VllmRolloutsSettings } from './vllm/vllm-rollouts';
 export { createLocalRollouts, type LocalRolloutsSettings, type RolloutBackend } from './rollouts/rollout-backend';
+/** The rollout back end a trainer's config names (local or vLLM), its settings schema and the vLLM state file. */
+export { rolloutsSettingsSchema, type RolloutsSettings } from './rollouts/rollouts-settings';
+export { createRolloutBackend, vllmStatePath, type RolloutBackendSettings } from './rollouts/create-rollout-backend';
 /** The token-exact contract, measured: sampled completions against a training engine's recomputed log-probs. */
 export {
   createTokenExactCheck,
