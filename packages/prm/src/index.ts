@@ -90,6 +90,30 @@ export {
   type ConsensusResult,
   type ConsensusSettings,
 } from './label/consensus';
+/** The planner steps of trajectories to label, and the error when a PRM would have nothing to learn from them. */
+export {
+  collectedSteps,
+  nothingCollectedError,
+  type CollectedSteps,
+  type CollectedStepsAdvice,
+} from './label/collected-steps';
+/** Who labelled, as messages name it, and the error of a labeller that labelled nothing. */
+export {
+  nothingLabelledError,
+  type JudgeDescription,
+  type LabellerDescription,
+  type MonteCarloDescription,
+} from './label/nothing-labelled-error';
+/** The judge and Monte-Carlo labellers behind one interface, as `labelTrajectoriesToFile` drives them. */
+export {
+  createJudgeLabelling,
+  createMonteCarloLabelling,
+  type JudgeLabellingSettings,
+  type MonteCarloLabellingSettings,
+  type StepLabelling,
+} from './label/step-labelling';
+/** The resumable labelling of trajectories into a labels file and a summary. */
+export { labelTrajectoriesToFile, type LabelSummary, type LabelTrajectoriesSettings } from './label/label-file';
 
 /** The PRM: settings, the model, training settings and report. */
 export {
