@@ -77,15 +77,21 @@ export { type BootstrapSettings, bootstrapInterval, bootstrapReplicates, percent
 export { studentTCdf, studentTQuantile } from './statistics/student-t';
 /** The mean with its Student-t interval, over a few independent values (seeds). */
 export { type MeanEstimate, mean, meanWithInterval, tInterval } from './statistics/t-interval';
-/** Learning curves over seeds: the mean curve with its t band, and the steps one arm takes to reach another's final accuracy. */
+/** Learning curves over seeds: the mean curve with its t band, and the steps one arm takes to reach another's final accuracy (paired by seed). */
 export {
   compareLearningCurves,
+  compareLearningCurvesBySeed,
   type LearningCurve,
   type LearningCurveComparison,
   type LearningCurvePoint,
   type MeanCurvePoint,
   meanLearningCurve,
+  type SeededLearningCurve,
+  type SeedPairedComparison,
+  stepToReach,
 } from './statistics/learning-curves';
+/** A mean over seeds with its t interval, and how many values reach a goal. */
+export { type GoalEstimate, meanAgainstGoal } from './statistics/goal-estimate';
 /** 1 - error / reference error: e.g. a PRM's MSE reduction against the constant predictor. */
 export { skillScore } from './statistics/skill-score';
 
@@ -228,5 +234,32 @@ export {
   type SplitLeakageSettings,
   splitLeakageSettingsSchema,
 } from './task-source/split-leakage';
+/** A run config's task block: the generated world (its bounds, planner and teacher) or benchmark files, with the leakage guard's settings. */
+export {
+  type DatasetFileSettings,
+  datasetFileSettingsSchema,
+  type DatasetsTaskSettings,
+  datasetsTaskSettingsSchema,
+  TASK_WORLD_BOUNDS,
+  taskSourceLeakageFields,
+  type TaskSourceSettings,
+  taskSourceSettingsSchema,
+  taskSourceSettingsSchemaWith,
+  type TaskSourceSettingsWording,
+  type WorldPlannerSizes,
+  worldPlannerSettingsSchema,
+  worldPlannerShapeIssues,
+  type WorldTaskSettings,
+  worldTaskSettingsSchema,
+  worldTeacherSettingsSchema,
+} from './task-source/task-source-settings';
+/** The task source of a parsed task block, with the world's planner where it has one. */
+export {
+  type ConfiguredTaskSource,
+  openConfiguredTaskSource,
+  type OpenConfiguredTaskSourceSettings,
+} from './task-source/open-configured-task-source';
+/** The longest demonstration of a source's items: what an agent's step limit must allow. */
+export { type LongestDemonstration, longestDemonstration } from './task-source/longest-demonstration';
 /** Persistent python REPLs shared by a run's tasks when `pythonSlots` is not given (8). */
 export { DEFAULT_PYTHON_SLOTS } from './task-source/pooled-python-tool';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareLearningCurves, type LearningCurve, meanLearningCurve } from './learning-curves';
+import { meanAgainstGoal } from './goal-estimate';
+import { compareLearningCurves, compareLearningCurvesBySeed, type LearningCurve, meanLearningCurve, stepToReach } from './learning-curves';
 import { skillScore } from './skill-score';
 
 const curve = (...accuracies: number[]): LearningCurve => accuracies.map((accuracy, step) => ({ step, rollouts: 8 * step, accuracy }));
@@ -41,6 +42,44 @@ describe('learning curves over seeds', () => {
         return same.finalDifference.mean === 0 && same.candidateStep !== null && same.ratio <= 0.1 * (curves[0]!.length - 1) && same.ratio95[0] <= same.ratio95[1];
       }),
     );
+  });
+});
+
+describe('steps to reach and comparisons paired by seed', () => {
+  it("finds the first step at which the mean curve reaches a target, up to rounding", () => {
+    expect(stepToReach([curve(0.2, 0.4, 0.6), curve(0.4, 0.6, 0.8)], 0.5)).toBe(1);
+    expect(stepToReach([curve(0.3 - 1e-13)], 0.3)).toBe(0);
+    expect(stepToReach([curve(0.2, 0.4)], 0.9)).toBeNull();
+    expect(stepToReach([], 0)).toBeNull();
+  });
+
+  it("pairs a seed's runs of both arms, in the candidate's order, and compares them as compareLearningCurves does", () => {
+    const candidate = [
+      { seed: 2, curve: curve(0.4, 0.6, 0.8), totalSteps: 2 },
+      { seed: 1, curve: curve(0.2, 0.4, 0.6), totalSteps: 2 },
+      { seed: 5, curve: curve(0.9, 0.9, 0.9), totalSteps: 2 },
+    ];
+    const baseline = [
+      { seed: 1, curve: curve(0.2, 0.3, 0.4), totalSteps: 2 },
+      { seed: 2, curve: curve(0.4, 0.5, 0.6), totalSteps: 2 },
+      { seed: 7, curve: curve(0, 0, 0), totalSteps: 2 },
+    ];
+    const paired = compareLearningCurvesBySeed(candidate, baseline, { resamples: 200, random: 3 })!;
+    const direct = compareLearningCurves([candidate[0]!.curve, candidate[1]!.curve], [baseline[1]!.curve, baseline[0]!.curve], { totalSteps: 2, resamples: 200, random: 3 });
+    expect(paired).toEqual({ ...direct, seeds: [2, 1], totalSteps: 2 });
+    expect(paired).toMatchObject({ baselineFinal: 0.5, candidateStep: 1, ratio: 0.5 });
+    expect(compareLearningCurvesBySeed(candidate, [{ seed: 9, curve: curve(0.1), totalSteps: 2 }])).toBeUndefined();
+    expect(compareLearningCurvesBySeed([], baseline)).toBeUndefined();
+  });
+});
+
+describe('a mean against a goal', () => {
+  it('gives the mean with its t interval and how many values reach the goal', () => {
+    const { estimate, reached } = meanAgainstGoal([10, 15, 20], 15);
+    expect(estimate).toMatchObject({ mean: 15, n: 3 });
+    expect(estimate.ci95![0]).toBeLessThan(15);
+    expect(reached).toBe(2);
+    expect(meanAgainstGoal([], 1)).toEqual({ estimate: { mean: Number.NaN, ci95: null, n: 0 }, reached: 0 });
   });
 });
 

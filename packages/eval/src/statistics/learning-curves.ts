@@ -36,8 +36,11 @@ export function meanLearningCurve(curves: readonly LearningCurve[]): MeanCurvePo
   });
 }
 
-/** The first step of the first curve at which the mean accuracy of `curves` reaches `target` (null: never). */
-function stepReaching(curves: readonly LearningCurve[], target: number): number | null {
+/**
+ * The first step of the first curve at which the mean accuracy of `curves` (one per seed,
+ * NaN where a curve lacks the step) reaches `target`, up to 1e-12 (null: never).
+ */
+export function stepToReach(curves: readonly LearningCurve[], target: number): number | null {
   for (const { step } of curves[0] ?? []) {
     const accuracies = curves.map((curve) => curve.find((point) => point.step === step)?.accuracy ?? Number.NaN);
     if (mean(accuracies) >= target - 1e-12) return step;
@@ -78,14 +81,14 @@ export function compareLearningCurves(
   }
   const finalOf = (curve: LearningCurve) => curve.at(-1)?.accuracy ?? 0;
   const ratioOf = (seeds: readonly number[]) => {
-    const step = stepReaching(
+    const step = stepToReach(
       seeds.map((seed) => candidate[seed]!),
       mean(seeds.map((seed) => finalOf(baseline[seed]!))),
     );
     return step === null ? Number.POSITIVE_INFINITY : step / settings.totalSteps;
   };
   const baselineFinal = mean(baseline.map(finalOf));
-  const candidateStep = stepReaching(candidate, baselineFinal);
+  const candidateStep = stepToReach(candidate, baselineFinal);
   return {
     baselineFinal,
     candidateStep,
@@ -93,4 +96,44 @@ export function compareLearningCurves(
     ratio95: bootstrapInterval(candidate.length, ratioOf, settings),
     finalDifference: meanWithInterval(candidate.map((curve, seed) => 100 * (finalOf(curve) - finalOf(baseline[seed]!)))),
   };
+}
+
+/** One seed's run of an arm: the seed, its learning curve and the training steps it was given. */
+export interface SeededLearningCurve {
+  seed: number;
+  curve: LearningCurve;
+  totalSteps: number;
+}
+
+/** {@link LearningCurveComparison} over the seeds both arms have, with those seeds and the steps the ratio divides by. */
+export interface SeedPairedComparison extends LearningCurveComparison {
+  /** The seeds both arms have, in the candidate's order. */
+  seeds: number[];
+  /** The training steps of the candidate's run of the first of `seeds` (the runs of a sweep share them). */
+  totalSteps: number;
+}
+
+/**
+ * {@link compareLearningCurves} on the seeds both arms have (each arm's runs as it gives them,
+ * e.g. its finished ones): a seed's candidate run is paired with the baseline's run of the same
+ * seed. Undefined when no seed is in both.
+ */
+export function compareLearningCurvesBySeed(
+  candidate: readonly SeededLearningCurve[],
+  baseline: readonly SeededLearningCurve[],
+  settings: BootstrapSettings = {},
+): SeedPairedComparison | undefined {
+  const paired = candidate.flatMap((run) => {
+    const other = baseline.find((base) => base.seed === run.seed);
+    return other ? [{ run, other }] : [];
+  });
+  const first = paired[0];
+  if (!first) return undefined;
+  const totalSteps = first.run.totalSteps;
+  const comparison = compareLearningCurves(
+    paired.map(({ run }) => run.curve),
+    paired.map(({ other }) => other.curve),
+    { ...settings, totalSteps },
+  );
+  return { ...comparison, seeds: paired.map(({ run }) => run.seed), totalSteps };
 }
