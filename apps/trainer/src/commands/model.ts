@@ -1,10 +1,12 @@
+import { completionNllGradients, scoreCompletions, writeLoraAdapterFolder, writeRandomModelFolder } from '@agentflow/models';
 import type { RegisterCommand } from './command-context';
-import { computeGradients, computeLogprobs, initAdapter, initModel } from './model/model-actions';
-import { parseDevice, parseIntegerOption, parseNumberOption, parseWeightDtype } from './model/model-io';
+import { parseDevice, parseIntegerOption, parseNumberOption, parseWeightDtype, readCompletionFile } from './model/model-io';
 
 /**
  * `agentflow model init | init-adapter | logprobs | grad`: create Qwen3-architecture models and
- * adapters, and print log-probs and LoRA gradients for comparison with other frameworks.
+ * adapters, and print log-probs and LoRA gradients for comparison with other frameworks. The
+ * work is @agentflow/models' (writeRandomModelFolder, writeLoraAdapterFolder, scoreCompletions,
+ * completionNllGradients); this file parses the options and prints.
  */
 export const registerModelCommand: RegisterCommand = (program, context) => {
   const model = program.command('model').description('Create, inspect and check Qwen3-architecture models (init, logprobs, grad).');
@@ -19,15 +21,18 @@ export const registerModelCommand: RegisterCommand = (program, context) => {
     .option('--tokenizer <dir>', 'copy tokenizer.json, tokenizer_config.json (and vocab.json, merges.txt, ... when present) from this folder; the EOS id follows its eos_token')
     .option('--vocab-size <n>', "embedding rows (default the preset's); at least the tokenizer's id count")
     .action(async (options: { preset: string; out: string; seed: string; dtype: string; tokenizer?: string; vocabSize?: string }) => {
+      const written = await writeRandomModelFolder({
+        preset: options.preset,
+        outDir: options.out,
+        seed: parseIntegerOption('--seed', options.seed),
+        dtype: parseWeightDtype(options.dtype),
+        ...(options.tokenizer === undefined ? {} : { tokenizerDir: options.tokenizer }),
+        ...(options.vocabSize === undefined ? {} : { vocabSize: parseIntegerOption('--vocab-size', options.vocabSize, 1) }),
+        wording: { outDir: '--out', vocabSize: '--vocab-size' },
+      });
+      const tokenizer = options.tokenizer === undefined ? 'byte-level tokenizer' : `tokenizer copied from ${options.tokenizer}`;
       context.stdout(
-        await initModel({
-          preset: options.preset,
-          out: options.out,
-          seed: parseIntegerOption('--seed', options.seed),
-          dtype: parseWeightDtype(options.dtype),
-          ...(options.tokenizer === undefined ? {} : { tokenizer: options.tokenizer }),
-          ...(options.vocabSize === undefined ? {} : { vocabSize: parseIntegerOption('--vocab-size', options.vocabSize, 1) }),
-        }),
+        `wrote ${options.preset} model (${written.parameters} parameters, vocabulary ${written.config.vocabSize}, ${options.dtype}, ${tokenizer}) to ${options.out}\n`,
       );
     });
 
@@ -42,17 +47,19 @@ export const registerModelCommand: RegisterCommand = (program, context) => {
     .option('--seed <n>', 'random seed', '0')
     .option('--b-std <x>', 'std of random B values (0 keeps PEFT initialisation)', '0')
     .action(async (options: { model: string; out: string; rank: string; alpha: string; targets: string; seed: string; bStd: string }) => {
-      context.stdout(
-        await initAdapter({
-          model: options.model,
-          out: options.out,
-          rank: parseIntegerOption('--rank', options.rank, 1),
-          alpha: parseNumberOption('--alpha', options.alpha),
-          targets: options.targets,
-          seed: parseIntegerOption('--seed', options.seed),
-          bStd: parseNumberOption('--b-std', options.bStd),
-        }),
-      );
+      const rank = parseIntegerOption('--rank', options.rank, 1);
+      const targetModules = options.targets.split(',').map((name) => name.trim());
+      const adapter = await writeLoraAdapterFolder({
+        modelDir: options.model,
+        outDir: options.out,
+        rank,
+        alpha: parseNumberOption('--alpha', options.alpha),
+        targetModules,
+        seed: parseIntegerOption('--seed', options.seed),
+        bStd: parseNumberOption('--b-std', options.bStd),
+        wording: { targetModules: '--targets' },
+      });
+      context.stdout(`wrote a rank-${rank} adapter on ${targetModules.join(', ')} (${adapter.matrices.size} modules) to ${options.out}\n`);
     });
 
   model
@@ -64,15 +71,14 @@ export const registerModelCommand: RegisterCommand = (program, context) => {
     .option('--entropy', 'also print per-token entropies')
     .option('--device <device>', 'auto, cuda or cpu', 'auto')
     .action(async (options: { model: string; adapter?: string; input: string; entropy?: boolean; device: string }) => {
-      context.stdout(
-        await computeLogprobs({
-          model: options.model,
-          ...(options.adapter ? { adapter: options.adapter } : {}),
-          input: options.input,
-          entropy: options.entropy === true,
-          device: parseDevice(options.device),
-        }),
-      );
+      const scores = await scoreCompletions({
+        modelDir: options.model,
+        ...(options.adapter ? { adapterDir: options.adapter } : {}),
+        device: parseDevice(options.device),
+        batch: readCompletionFile(options.input),
+        entropy: options.entropy === true,
+      });
+      context.stdout(`${JSON.stringify(options.entropy ? scores : { logprobs: scores.logprobs })}\n`);
     });
 
   model
@@ -83,6 +89,14 @@ export const registerModelCommand: RegisterCommand = (program, context) => {
     .requiredOption('--input <file>', 'JSON {"prompt_ids": [[...]], "completion_ids": [[...]]}')
     .option('--device <device>', 'auto, cuda or cpu', 'auto')
     .action(async (options: { model: string; adapter: string; input: string; device: string }) => {
-      context.stdout(await computeGradients({ ...options, device: parseDevice(options.device) }));
+      const { loss, gradients } = await completionNllGradients({
+        modelDir: options.model,
+        adapterDir: options.adapter,
+        device: parseDevice(options.device),
+        batch: readCompletionFile(options.input),
+        batchName: `--input ${options.input}`,
+      });
+      const grads = Object.fromEntries([...gradients].map(([key, gradient]) => [key, Array.from(gradient)]));
+      context.stdout(`${JSON.stringify({ loss, grads })}\n`);
     });
 };

@@ -3,14 +3,14 @@ import { AgentFlowError, type Trajectory } from '@agentflow/core';
 import { answerFormatFor, checkAnswer } from '@agentflow/eval';
 import { createAgent, createCrossTaskMemory } from '@agentflow/flow';
 import { createToolSet } from '@agentflow/executor';
-import { createDeadline } from '@agentflow/llm';
+import { type ChatModelConnection, createChatModelFromSpec, createDeadline, parseChatModelSpec, parsePlannerSpec } from '@agentflow/llm';
 import { createSqliteMemoryStore } from '@agentflow/memory';
 import { createCompactPromptTemplate, createFullPromptTemplate } from '@agentflow/planner';
 import { loadConfig } from '../config/load-config';
 import { runConfigSchema } from '../config/schema';
 import type { CommandContext, RegisterCommand } from './command-context';
-import { createPlannerModel, endpointModelOf, type ModelConnection, parseEndpointSpec } from './solve/cli-models';
-import { parsePlannerSpec, parsePositiveInteger, parsePositiveSeconds } from './solve/planner-spec';
+import { createPlannerModel } from './solve/cli-models';
+import { parsePositiveInteger, parsePositiveSeconds } from './solve/planner-spec';
 import { formatOutcome, formatStep } from './solve/print-step';
 import { resolveSolveToolFlags, type SolveToolFlags } from './solve/solve-tool-flags';
 
@@ -45,11 +45,11 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
   }
   const toolSettings = resolveSolveToolFlags(options, process.env);
   // The fixed verifier and generator: an HTTP model at the planner's URLs.
-  const connection: ModelConnection = {
+  const connection: ChatModelConnection = {
     ...options,
     maxResponseBytes: options.maxResponseBytes === undefined ? undefined : parsePositiveInteger('--max-response-bytes', options.maxResponseBytes),
   };
-  const fixedModel = options.fixedModules === undefined ? undefined : endpointModelOf(parseEndpointSpec('--fixed-modules', options.fixedModules), connection);
+  const fixedModel = options.fixedModules === undefined ? undefined : createChatModelFromSpec(parseChatModelSpec('--fixed-modules', options.fixedModules), connection);
   const memoryK = parsePositiveInteger('--memory-k', options.memoryK);
   // Everything above only read flags; from here on, what starts is stopped in `finally`,
   // on an error and on Ctrl-C alike (a second Ctrl-C kills the process as usual).

@@ -1,9 +1,9 @@
-import { loraShapeSchema, loraShapeSchemaWithDefaults } from '@agentflow/models';
+import { chatEndpointSchema, rolloutsSettingsSchema } from '@agentflow/llm';
+import { loraShapeSchema, loraShapeSchemaWithDefaults, warmStartCheckSchema } from '@agentflow/models';
+import { crossTaskMemoryConfigSchema } from '@agentflow/flow';
 import { z } from 'zod';
-import { rolloutsSchema } from './rollouts-schema';
-import { taskSchema } from './task-schema';
+import { taskSourceSettingsSchemaWith } from '@agentflow/eval';
 import { trainSchema } from './train-schema';
-import { warmStartCheckSchema } from './warm-start-schema';
 
 const modelSource = z
   .union([
@@ -11,28 +11,6 @@ const modelSource = z
     z.object({ path: z.string().min(1).describe('A Hugging Face style folder: config.json, *.safetensors, tokenizer.json.') }).strict(),
   ])
   .describe('Where the model comes from: a preset created on the first run, or a local folder.');
-
-const chatEndpoint = z.discriminatedUnion('kind', [
-  z
-    .object({
-      kind: z.literal('ollama'),
-      url: z.string().url().default('http://127.0.0.1:11434').describe("Ollama server; its native /api/chat is used."),
-      model: z.string().min(1).describe('Ollama model tag, e.g. qwen2.5:7b-instruct.'),
-    })
-    .strict(),
-  z
-    .object({
-      kind: z.literal('openai'),
-      baseUrl: z.string().url().describe('OpenAI-compatible base URL, e.g. https://api.deepseek.com/v1.'),
-      model: z.string().min(1),
-      apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY').describe('Environment variable holding the API key.'),
-      responseFormat: z
-        .enum(['json_schema', 'json_object', 'none'])
-        .default('json_schema')
-        .describe("How JSON output is requested: json_schema (OpenAI, vLLM), json_object (DeepSeek's API takes no json_schema), none. The reply is validated against the schema either way."),
-    })
-    .strict(),
-]);
 
 /**
  * The config of `agentflow run` and its stages. Parsed once at the edge; everything
@@ -56,7 +34,7 @@ export const runConfigSchema = z
       .positive()
       .optional()
       .describe("Memory of the device for --dry-run's memory plan: default the machine's RAM on the CPU, 139 GiB (one H200) on CUDA."),
-    task: taskSchema,
+    task: taskSourceSettingsSchemaWith({ plannerRequest: '`policy.model: { preset: tiny }`', oversizedPlanner: 'a preset planner trains on the CPU; give policy.model.path for a larger model' }),
     policy: z
       .object({
         model: modelSource.default({ preset: 'tiny' }),
@@ -98,7 +76,7 @@ export const runConfigSchema = z
           .describe(
             "Variables passed to the model folder's chat template (Hugging Face apply_chat_template kwargs). Default { enable_thinking: false }: Qwen3 with thinking off, as the AgentFlow reference system runs it; templates that do not read a variable ignore it.",
           ),
-        rollouts: rolloutsSchema,
+        rollouts: rolloutsSettingsSchema,
         generationRows: z
           .number()
           .int()
@@ -135,7 +113,7 @@ export const runConfigSchema = z
       })
       .strict()
       .prefault({}),
-    fixedModules: chatEndpoint
+    fixedModules: chatEndpointSchema
       .nullable()
       .default(null)
       .describe('Back end of the fixed verifier and generator; null uses rules and the finish input.'),
@@ -166,36 +144,7 @@ export const runConfigSchema = z
       .strict()
       .prefault({})
       .describe("Tools beside the task source's own (python, the world's corpus search); a name offered twice is refused."),
-    memory: z
-      .object({
-        crossTask: z
-          .discriminatedUnion('kind', [
-            z
-              .object({
-                kind: z.literal('sqlite'),
-                path: z.string().min(1).optional().describe('Database file; default memory.sqlite in the run directory. Share one file across runs to carry solved tasks over.'),
-              })
-              .strict(),
-            z
-              .object({
-                kind: z.literal('qdrant'),
-                url: z.string().url().default('http://127.0.0.1:6333').describe('Qdrant REST endpoint.'),
-                collection: z.string().min(1).default('agentflow-memory'),
-                dimensions: z.number().int().positive().describe('Vector size of the collection (Qdrant fixes it at creation).'),
-              })
-              .strict(),
-          ])
-          .nullable()
-          .default(null)
-          .describe(
-            "Cross-task memory (@agentflow/flow createCrossTaskMemory): solved training tasks (collect, DAPO rollouts) are kept, and every run's prompt shows the k most similar as examples. Off (null) by default: the planner's prompt then depends on the question alone. Test tasks are never stored, so an evaluation never sees its own answers. Needs a prompt template that shows examples (policy.prompt kind full).",
-          ),
-        k: z.number().int().positive().default(3).describe('Solved examples shown per prompt.'),
-        mode: z.enum(['bm25', 'vector', 'hybrid']).default('bm25').describe('How similar tasks are found; vector and hybrid need an embedder (not configurable here yet).'),
-        budgetChars: z.number().int().positive().default(3000).describe('Character budget of the examples in the prompt.'),
-      })
-      .strict()
-      .refine((memory) => memory.mode === 'bm25', { message: 'memory.mode vector and hybrid need an embedder, which a run config cannot name yet; use bm25', path: ['mode'] })
+    memory: crossTaskMemoryConfigSchema
       .prefault({}),
     collect: z
       .object({
@@ -216,7 +165,7 @@ export const runConfigSchema = z
         z
           .object({
             kind: z.literal('judge'),
-            endpoint: chatEndpoint.describe('The judge: any OpenAI-compatible endpoint (DeepSeek: responseFormat json_object), or Ollama.'),
+            endpoint: chatEndpointSchema.describe('The judge: any OpenAI-compatible endpoint (DeepSeek: responseFormat json_object), or Ollama.'),
             maxTrajectories: z.number().int().positive().default(480).describe('Collected trajectories to label at most.'),
             includeReference: z
               .boolean()

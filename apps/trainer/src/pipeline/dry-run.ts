@@ -1,5 +1,6 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { checkModelWeights, loadQwen3Config } from '@agentflow/models';
+import { existsSync } from 'node:fs';
+import { type ChatEndpoint, probeChatEndpoint } from '@agentflow/llm';
+import { checkModelFolder } from '@agentflow/models';
 import type { RunConfig } from '../config/schema';
 import { type GuardedTaskSource, guardedTaskSource } from './pipeline-context';
 import { preflightProblems } from './preflight';
@@ -14,40 +15,12 @@ export interface DryRunCheck {
 
 type Fetch = typeof fetch;
 
-/**
- * A model folder has its files, a config.json inside the bounds, and the weights that config
- * implies (checked from the safetensors headers, no tensor read: see @agentflow/models checkModelWeights).
- */
-async function checkModelFolder(what: string, source: RunConfig['policy']['model']): Promise<DryRunCheck> {
+/** A preset, or a model folder that will load (@agentflow/models checkModelFolder: files, config, weights from the headers). */
+async function modelFolderCheck(what: string, source: RunConfig['policy']['model']): Promise<DryRunCheck> {
   if (!('path' in source)) return { ok: true, what, detail: `preset ${source.preset}, created on the first run` };
-  const { path } = source;
-  if (!existsSync(path)) return { ok: false, what, detail: `model folder ${path} does not exist` };
-  const files = readdirSync(path);
-  const missing = ['config.json', 'tokenizer.json', 'tokenizer_config.json'].filter((file) => !files.includes(file));
-  if (!files.some((file) => file.endsWith('.safetensors'))) missing.push('*.safetensors');
-  if (missing.length > 0) return { ok: false, what, detail: `model folder ${path} lacks ${missing.join(', ')}` };
-  try {
-    const plan = await checkModelWeights(path, loadQwen3Config(path));
-    return { ok: true, what, detail: `${path} has config, tokenizer and ${plan.parameters} parameters (${(plan.float32Bytes / 2 ** 30).toFixed(2)} GiB as float32)` };
-  } catch (error) {
-    return { ok: false, what, detail: error instanceof Error ? error.message : String(error) };
-  }
-}
-
-async function checkEndpoint(what: string, url: string, fetchImpl: Fetch, headers: Record<string, string> = {}): Promise<DryRunCheck> {
-  try {
-    const response = await fetchImpl(url, { headers, signal: AbortSignal.timeout(3000) });
-    return response.ok || response.status === 401
-      ? { ok: true, what, detail: `${url} answered ${response.status}` }
-      : { ok: false, what, detail: `${url} answered HTTP ${response.status}` };
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-    return { ok: false, what, detail: `${url} is unreachable (${cause})` };
-  }
-}
-
-function endpointUrl(endpoint: NonNullable<RunConfig['fixedModules']>): string {
-  return endpoint.kind === 'ollama' ? `${endpoint.url.replace(/\/$/, '')}/api/tags` : `${endpoint.baseUrl.replace(/\/$/, '')}/models`;
+  const check = await checkModelFolder(source.path);
+  if (!check.ok) return { ok: false, what, detail: check.problem };
+  return { ok: true, what, detail: `${source.path} has config, tokenizer and ${check.plan.parameters} parameters (${(check.plan.float32Bytes / 2 ** 30).toFixed(2)} GiB as float32)` };
 }
 
 /**
@@ -87,7 +60,7 @@ export async function dryRunChecks(
 ): Promise<DryRunCheck[]> {
   const fetchImpl = settings.fetch ?? fetch;
   const env = settings.env ?? process.env;
-  const checks: DryRunCheck[] = [await checkModelFolder('planner model', config.policy.model), await checkModelFolder('PRM backbone', config.prm.backbone)];
+  const checks: DryRunCheck[] = [await modelFolderCheck('planner model', config.policy.model), await modelFolderCheck('PRM backbone', config.prm.backbone)];
   // The leakage check reads the data: only when every file is there.
   let dataPresent = true;
   if (config.task.kind === 'datasets') {
@@ -104,16 +77,13 @@ export async function dryRunChecks(
     checks.push({ ok: true, what: 'tasks', detail: `generated world: ${config.task.trainTasks} train / ${config.task.testTasks} held-out tasks, seed ${config.task.seed}` });
   }
   if (dataPresent) checks.push(...sourceChecks(config));
-  const endpoints: Array<[string, NonNullable<RunConfig['fixedModules']>]> = [];
+  const endpoints: Array<[string, ChatEndpoint]> = [];
   if (config.fixedModules) endpoints.push(['fixed modules', config.fixedModules]);
   if (config.label.kind === 'judge') endpoints.push(['step judge', config.label.endpoint]);
   for (const [what, endpoint] of endpoints) {
-    if (endpoint.kind === 'openai' && !env[endpoint.apiKeyEnv]) {
-      checks.push({ ok: false, what: `${what} API key`, detail: `environment variable ${endpoint.apiKeyEnv} is not set` });
-    }
-    const headers: Record<string, string> =
-      endpoint.kind === 'openai' && env[endpoint.apiKeyEnv] ? { authorization: `Bearer ${env[endpoint.apiKeyEnv]}` } : {};
-    checks.push(await checkEndpoint(`${what} (${endpoint.kind} ${endpoint.model})`, endpointUrl(endpoint), fetchImpl, headers));
+    const probe = await probeChatEndpoint(endpoint, { fetch: fetchImpl, env });
+    if (probe.missingApiKey) checks.push({ ok: false, what: `${what} API key`, detail: probe.missingApiKey });
+    checks.push({ ok: probe.ok, what: `${what} (${endpoint.kind} ${endpoint.model})`, detail: probe.detail });
   }
   checks.push(memoryPlanCheck(config));
   if (settings.pythonUnavailable) {

@@ -1,13 +1,11 @@
 import { join, resolve } from 'node:path';
-import { AgentFlowError, assertNever, type LanguageModel, type MemoryStore, type RunEventListener, writeFileAtomic } from '@agentflow/core';
-import { type CrossTaskMemory, createCrossTaskMemory } from '@agentflow/flow';
-import { createQdrantMemoryStore, createSqliteMemoryStore } from '@agentflow/memory';
-import { checkSplitLeakage, type SplitLeakageRecord, type TaskSource, type TaskSourceTools } from '@agentflow/eval';
+import { AgentFlowError, type LanguageModel, type RunEventListener, writeFileAtomic } from '@agentflow/core';
+import { type CrossTaskMemory, openCrossTaskMemory } from '@agentflow/flow';
+import { type ConfiguredTaskSource, openConfiguredTaskSource, type SplitLeakageRecord, type TaskSource, type TaskSourceTools } from '@agentflow/eval';
 import { createToolSet, parseMcpServerSpec, type ToolSet } from '@agentflow/executor';
+import { createChatModel } from '@agentflow/llm';
 import { resolveDevice } from '@agentflow/tensor';
 import type { RunConfig } from '../config/schema';
-import { chatModelOf } from '../sources/chat-endpoint';
-import { type ConfiguredTaskSource, configuredTaskSource } from '../sources/task-source-of';
 import type { RunDirectory } from './run-directory';
 
 /** What every stage shares. No stage knows which kind of task source it runs on. */
@@ -43,36 +41,12 @@ function resolveRunDevice(device: RunConfig['device'], emit: RunEventListener): 
   return resolution.device;
 }
 
-/** A config's task source after the leakage guard, with what the guard found. */
-export interface GuardedTaskSource {
-  configured: ConfiguredTaskSource;
-  source: TaskSource;
-  leakage: SplitLeakageRecord;
-}
+/** A config's task source after the leakage guard, with what the guard found and the world's planner (eval's `openConfiguredTaskSource`). */
+export type GuardedTaskSource = ConfiguredTaskSource;
 
 /** The task source of the config with the leakage guard applied: a leak is refused (DATA_LEAKAGE) or dropped. */
 export function guardedTaskSource(config: RunConfig): GuardedTaskSource {
-  const configured = configuredTaskSource(config);
-  const { source, record } = checkSplitLeakage(configured.source, { threshold: config.task.leakageThreshold, onLeak: config.task.onLeakage });
-  return { configured, source, leakage: record };
-}
-
-/** The cross-task memory of `memory.crossTask`: SQLite in the run directory by default, or Qdrant. */
-async function crossTaskMemoryOf(config: RunConfig, run: RunDirectory): Promise<CrossTaskMemory | undefined> {
-  const { crossTask, k, mode, budgetChars } = config.memory;
-  if (crossTask === null) return undefined;
-  let store: MemoryStore;
-  switch (crossTask.kind) {
-    case 'sqlite':
-      store = createSqliteMemoryStore({ path: resolve(crossTask.path ?? join(run.root, 'memory.sqlite')) });
-      break;
-    case 'qdrant':
-      store = await createQdrantMemoryStore({ url: crossTask.url, collection: crossTask.collection, dimensions: crossTask.dimensions });
-      break;
-    default:
-      return assertNever(crossTask, 'memory kind');
-  }
-  return createCrossTaskMemory({ store, k, mode, budgetChars });
+  return openConfiguredTaskSource(config.task, { seed: config.seed });
 }
 
 /**
@@ -107,7 +81,7 @@ export async function createPipelineContext(
   emit: RunEventListener,
   guarded: GuardedTaskSource = guardedTaskSource(config),
 ): Promise<PipelineContext> {
-  const { configured, source, leakage } = guarded;
+  const { source, leakage } = guarded;
   writeFileAtomic(leakagePath(run), `${JSON.stringify(leakage, null, 2)}\n`);
   if (leakage.dropped.length > 0) {
     emit({
@@ -128,7 +102,7 @@ export async function createPipelineContext(
     config: { ...config, device: resolveRunDevice(config.device, emit) },
     run,
     source,
-    configured,
+    configured: guarded,
     leakage,
     tools: {
       tools: [...sourceTools.tools, ...extraTools.tools],
@@ -137,8 +111,8 @@ export async function createPipelineContext(
         await Promise.allSettled([sourceTools.dispose(), extraTools.close()]);
       },
     },
-    fixedModel: config.fixedModules ? chatModelOf(config.fixedModules) : undefined,
-    crossTask: await crossTaskMemoryOf(config, run),
+    fixedModel: config.fixedModules ? createChatModel(config.fixedModules) : undefined,
+    crossTask: await openCrossTaskMemory(config.memory, { defaultSqlitePath: join(run.root, 'memory.sqlite') }),
     policyDir: 'path' in config.policy.model ? resolve(config.policy.model.path) : join(run.root, 'models', 'policy'),
     emit,
   };

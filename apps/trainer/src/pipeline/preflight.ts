@@ -1,4 +1,5 @@
 import { AgentFlowError } from '@agentflow/core';
+import { longestDemonstration } from '@agentflow/eval';
 import type { RunConfig } from '../config/schema';
 import type { GuardedTaskSource } from './pipeline-context';
 
@@ -22,27 +23,20 @@ export function preflightProblems(config: RunConfig, guarded: GuardedTaskSource)
     problems.push({ key: 'task', message: `the training split is empty (after the leakage guard dropped ${guarded.leakage.dropped.length} item(s)); collect would yield no steps to label` });
   }
   if (guarded.source.split('test').length === 0) problems.push({ key: 'task', message: 'the test split is empty; nothing could be evaluated' });
-  const { demonstration } = guarded.source;
-  if (demonstration) {
-    // The warm start's own demonstrations: a source gives an item the same one whenever it is asked.
-    let longest: { taskId: string; steps: number } | undefined;
-    for (const item of train) {
-      const steps = demonstration.call(guarded.source, item)?.actions.length ?? 0;
-      if (steps > (longest?.steps ?? 0)) longest = { taskId: item.id, steps };
-    }
-    if (longest && longest.steps > config.policy.maxSteps) {
-      problems.push({
-        key: 'policy.maxSteps',
-        message: `${config.policy.maxSteps} planner decisions are fewer than the ${longest.steps} the demonstration of ${longest.taskId} takes (its finish included); set policy.maxSteps to at least ${longest.steps}`,
-      });
-    }
-    const held = config.warmStart.check?.heldOutTasks ?? 0;
-    if (held > 0 && held >= train.length) {
-      problems.push({
-        key: 'warmStart.check.heldOutTasks',
-        message: `${held} held-back tasks leave none of the ${train.length} training task(s) to demonstrate; hold back fewer, or set warmStart.check to null`,
-      });
-    }
+  // The warm start's own demonstrations (none from benchmark files): the same ones whenever asked.
+  const longest = longestDemonstration(guarded.source, train);
+  if (longest && longest.steps > config.policy.maxSteps) {
+    problems.push({
+      key: 'policy.maxSteps',
+      message: `${config.policy.maxSteps} planner decisions are fewer than the ${longest.steps} the demonstration of ${longest.taskId} takes (its finish included); set policy.maxSteps to at least ${longest.steps}`,
+    });
+  }
+  const held = config.warmStart.check?.heldOutTasks ?? 0;
+  if (guarded.source.demonstration && held > 0 && held >= train.length) {
+    problems.push({
+      key: 'warmStart.check.heldOutTasks',
+      message: `${held} held-back tasks leave none of the ${train.length} training task(s) to demonstrate; hold back fewer, or set warmStart.check to null`,
+    });
   }
   return problems;
 }

@@ -2,11 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_PREFILL_CHUNK_TOKENS, getModelPreset, loadQwen3Config, parameterCount, toHfConfig } from '@agentflow/models';
+import { openConfiguredTaskSource } from '@agentflow/eval';
 import { DEFAULT_PRM_TRAINING_BATCH_SIZE, prmTrainingSettingsSchema } from '@agentflow/prm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/load-config';
 import { runConfigSchema } from '../config/schema';
-import { configuredTaskSource } from '../sources/task-source-of';
 import { formatDryRun } from './dry-run';
 import { runMemoryModels, runMemoryPlan } from './run-memory-plan';
 
@@ -63,7 +63,7 @@ describe('the memory plan of the embedded default', () => {
     const config = loadConfig(join(configs, 'default.yaml'), runConfigSchema);
     const [planner, prm] = runMemoryModels(config);
     // The run's builder: the world's preset planner, from a few of its training questions.
-    const configured = configuredTaskSource(config);
+    const configured = openConfiguredTaskSource(config.task, { seed: config.seed });
     const samples = configured.source
       .split('train')
       .slice(0, 40)

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { readJsonl } from '@agentflow/core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runSummarySchema } from '../report/run-summary';
+import { vllmStatePath } from '@agentflow/llm';
 import { startVllmStandIn, type VllmStandIn } from '@agentflow/llm/testing';
-import { vllmStatePath } from './rollout-backend';
 
 const cli = join(__dirname, '..', '..', 'dist', 'cli.js');
 const config = join(__dirname, '__fixtures__', 'vllm-short.yaml');

@@ -1,12 +1,21 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentFlowError, createRandom, readJsonl, type Stage } from '@agentflow/core';
-import { calibrationBins, createPrm, evaluatePrm, type PrmExample, savePrm, splitByTrajectory } from '@agentflow/prm';
+import {
+  calibrationBins,
+  collectedSteps,
+  createPrm,
+  evaluatePrm,
+  type LabelSummary,
+  nothingCollectedError,
+  type PrmExample,
+  savePrm,
+  splitByTrajectory,
+} from '@agentflow/prm';
 import type { RunSummary } from '../report/run-summary';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { plannerLora } from '../pipeline/planner-checkpoints';
-import { type LabelSummary, labelSummaryPath, labelsPath, trajectoriesToLabel } from './label';
-import { collectedSteps, nothingCollectedError } from './label-outcome';
+import { collectedStepsAdvice, labelSummaryPath, labelsPath, trajectoriesToLabel } from './label';
 
 export type PrmStageResult = RunSummary['prm'] & { trainExamples: number; bestEpoch: number };
 
@@ -15,11 +24,8 @@ export type PrmStageResult = RunSummary['prm'] & { trainExamples: number; bestEp
  * cause; otherwise the label stage, with why it stopped when its summary says so.
  */
 function nothingToLearnError(context: PipelineContext, lines: number): AgentFlowError {
-  const { config, run } = context;
-  const upstream = nothingCollectedError('train-prm', collectedSteps(trajectoriesToLabel(context)), {
-    trajectoriesPath: run.paths.trajectories,
-    maxNewTokens: config.policy.maxNewTokens,
-  });
+  const { run } = context;
+  const upstream = nothingCollectedError('train-prm', collectedSteps(trajectoriesToLabel(context)), collectedStepsAdvice(context));
   if (upstream) return upstream;
   const path = labelsPath(context);
   const summaryPath = labelSummaryPath(context);

@@ -1,14 +1,15 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { AgentFlowError, createRandom, type StepScorer, type Stage } from '@agentflow/core';
 import { createDapoTrainer, needsStepScores } from '@agentflow/dapo';
 import { createOutcomeScorer, type TaskItem } from '@agentflow/eval';
 import { createRolloutSampler } from '@agentflow/flow';
+import { createRolloutBackend } from '@agentflow/llm';
+import { saveLoraAdapter } from '@agentflow/models';
 import { createPrmScorer, loadPrm } from '@agentflow/prm';
 import { createRunAgent } from '../pipeline/agent';
 import { evaluatePlanner } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { openPlannerCheckpoint, plannerLora, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
-import { openRolloutBackend } from '../rollouts/rollout-backend';
 
 /**
  * DAPO on the warm-started planner: G rollouts per training task, the outcome reward from
@@ -36,13 +37,18 @@ export const trainStage: Stage<PipelineContext> = {
     let stepScorer: StepScorer | undefined;
     if (needsStepScores(dapo.credit)) stepScorer = createPrmScorer(await loadPrm(join(run.paths.checkpoints, 'prm'), { device: config.device, batchSize: config.prm.scoringBatchSize }));
     // Rollouts in-process, or on vLLM servers that get each step's adapter (policy.rollouts).
-    const rollouts = openRolloutBackend({
-      config: config.policy,
-      planner: policy,
-      baseModelDir: planner.trainedBaseDir,
+    const rollouts = createRolloutBackend({
+      rollouts: config.policy.rollouts,
+      sampling: config.policy,
+      policy: policy.policy,
+      languageModel: policy.languageModel,
+      tokenizer: policy.tokenizer,
+      // The adapter's base: the folder DAPO's adapter applies to.
+      saveAdapter: (path) => saveLoraAdapter(path, policy.policy.adapter, resolve(planner.trainedBaseDir)),
       runRoot: run.root,
-      version: () => trainer.step,
-      emit,
+      version: (): number => trainer.step,
+      log: (message) => emit({ type: 'log', level: 'info', message }),
+      warn: (message) => emit({ type: 'log', level: 'warn', message }),
     });
     const agent = createRunAgent(context, rollouts.languageModel);
     const heldOut = source.split('test').slice(0, evaluationTasks);

@@ -1,7 +1,7 @@
-import { type MeanEstimate, skillScore } from '@agentflow/eval';
+import type { MeanEstimate } from '@agentflow/eval';
 import { percent } from '../report/render-report';
 import { escapeXml, type PlotSeries, renderSvgPlot } from '../report/svg-plot';
-import { type CreditComparison, SWEEP_GOALS, type SweepArm } from './sweep-analysis';
+import { type CreditComparison, gainPoints, prmReductionOf, SWEEP_GOALS, type SweepArm } from './sweep-analysis';
 
 /** What a sweep's table and page show. */
 export interface SweepReport {
@@ -25,13 +25,13 @@ function runRows(report: SweepReport): string[][] {
       const summary = run.summary;
       if (!summary) return [arm.arm, String(run.seed), run.failure ?? 'unfinished', '', '', '', '', '', '', ''];
       const prm = summary.prm;
-      const reduction = prm ? skillScore(prm.mse, prm.mse_constant) : Number.NaN;
+      const reduction = prmReductionOf(run);
       return [
         arm.arm,
         String(run.seed),
         `${pct(summary.before.accuracy)} [${pct(summary.before.ci95[0])}, ${pct(summary.before.ci95[1])}]`,
         `${pct(summary.after.accuracy)} [${pct(summary.after.ci95[0])}, ${pct(summary.after.ci95[1])}]`,
-        signed(100 * (summary.after.accuracy - summary.before.accuracy)),
+        signed(gainPoints(run)),
         summary.paired ? summary.paired.pValue.toPrecision(2) : '-',
         prm ? `${prm.mse.toFixed(4)} vs ${prm.mse_constant.toFixed(4)} (${Number.isFinite(reduction) ? `${signed(-100 * reduction)}%` : '-'})` : '-',
         `${run.steps} / ${run.totalSteps}${run.stoppedEarly ? ' (stopped early)' : ''}`,

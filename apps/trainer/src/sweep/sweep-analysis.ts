@@ -1,5 +1,5 @@
 import { createRandom } from '@agentflow/core';
-import { compareLearningCurves, type MeanCurvePoint, type MeanEstimate, meanLearningCurve, meanWithInterval, skillScore } from '@agentflow/eval';
+import { compareLearningCurvesBySeed, type MeanCurvePoint, type MeanEstimate, meanAgainstGoal, meanLearningCurve, skillScore } from '@agentflow/eval';
 import type { SweepRunResult } from './sweep-results';
 
 /** Goals of the robust-learning issue, shown beside the figures. */
@@ -35,49 +35,26 @@ export interface CreditComparison {
   finalDifference: MeanEstimate;
 }
 
-const points = (run: SweepRunResult) => (run.summary ? 100 * (run.summary.after.accuracy - run.summary.before.accuracy) : Number.NaN);
-const reductionOf = (run: SweepRunResult) => (run.summary?.prm ? skillScore(run.summary.prm.mse, run.summary.prm.mse_constant) : Number.NaN);
+/** A run's gain in points, after minus before (NaN without a summary). */
+export const gainPoints = (run: SweepRunResult) => (run.summary ? 100 * (run.summary.after.accuracy - run.summary.before.accuracy) : Number.NaN);
+/** A run's PRM MSE reduction against the constant predictor (NaN without a PRM). */
+export const prmReductionOf = (run: SweepRunResult) => (run.summary?.prm ? skillScore(run.summary.prm.mse, run.summary.prm.mse_constant) : Number.NaN);
 
 /** Summarises each arm of a sweep across its seeds. */
 export function analyseArm(arm: string, runs: SweepRunResult[]): SweepArm {
   const finished = runs.filter((run) => run.summary);
-  const gains = finished.map(points);
-  const reductions = finished.map(reductionOf).filter(Number.isFinite);
-  return {
-    arm,
-    runs,
-    finished: finished.length,
-    gain: meanWithInterval(gains),
-    reachedGoal: gains.filter((gain) => gain >= SWEEP_GOALS.gainPoints).length,
-    prmReduction: meanWithInterval(reductions),
-    prmReachedGoal: reductions.filter((reduction) => reduction >= SWEEP_GOALS.prmMseReduction).length,
-    curve: meanLearningCurve(runs.filter((run) => run.summary).map((run) => run.curve)),
-  };
+  const gain = meanAgainstGoal(finished.map(gainPoints), SWEEP_GOALS.gainPoints);
+  const prm = meanAgainstGoal(finished.map(prmReductionOf).filter(Number.isFinite), SWEEP_GOALS.prmMseReduction);
+  const curve = meanLearningCurve(finished.map((run) => run.curve));
+  return { arm, runs, finished: finished.length, gain: gain.estimate, reachedGoal: gain.reached, prmReduction: prm.estimate, prmReachedGoal: prm.reached, curve };
 }
 
-/** Compares a process-credit arm with an outcome-credit arm on the seeds both finished (eval's `compareLearningCurves`). */
+/** Compares a process-credit arm with an outcome-credit arm on the seeds both finished (eval's `compareLearningCurvesBySeed`). */
 export function compareCredits(process: SweepArm, outcome: SweepArm): CreditComparison | undefined {
-  const seeds = process.runs
-    .filter((run) => run.summary)
-    .map((run) => run.seed)
-    .filter((seed) => outcome.runs.some((run) => run.seed === seed && run.summary));
-  if (seeds.length === 0) return undefined;
-  const pick = (arm: SweepArm, seed: number) => arm.runs.find((run) => run.seed === seed)!;
-  const totalSteps = pick(process, seeds[0]!).totalSteps;
-  const curves = compareLearningCurves(
-    seeds.map((seed) => pick(process, seed).curve),
-    seeds.map((seed) => pick(outcome, seed).curve),
-    // 2000 resamples of the seeds from a fixed seed: the sweep's table is the same each time it is rewritten.
-    { totalSteps, resamples: 2000, random: createRandom(0).fork('sweep-bootstrap') },
-  );
-  return {
-    process: process.arm,
-    outcome: outcome.arm,
-    outcomeFinal: curves.baselineFinal,
-    processStep: curves.candidateStep,
-    totalSteps,
-    ratio: curves.ratio,
-    ratio95: curves.ratio95,
-    finalDifference: curves.finalDifference,
-  };
+  const finished = (arm: SweepArm) => arm.runs.filter((run) => run.summary);
+  // 2000 resamples of the seeds from a fixed seed: the sweep's table is the same each time it is rewritten.
+  const curves = compareLearningCurvesBySeed(finished(process), finished(outcome), { resamples: 2000, random: createRandom(0).fork('sweep-bootstrap') });
+  if (!curves) return undefined;
+  const { baselineFinal: outcomeFinal, candidateStep: processStep, totalSteps, ratio, ratio95, finalDifference } = curves;
+  return { process: process.arm, outcome: outcome.arm, outcomeFinal, processStep, totalSteps, ratio, ratio95, finalDifference };
 }

@@ -1,5 +1,6 @@
 import type { BenchmarkEvalModels, BenchmarkEvalSettings } from '@agentflow/eval';
-import { createPlannerModel, endpointModelOf, parseEndpointSpec } from '../solve/cli-models';
+import { createChatModelFromSpec, parseChatModelSpec } from '@agentflow/llm';
+import { createPlannerModel } from '../solve/cli-models';
 import type { EvalConnection } from './eval-settings';
 
 /**
@@ -8,7 +9,7 @@ import type { EvalConnection } from './eval-settings';
  * before a local planner is loaded.
  */
 export async function openEvalModels(settings: BenchmarkEvalSettings, connection: EvalConnection): Promise<BenchmarkEvalModels> {
-  const fixedModules = settings.fixedModules ? endpointModelOf(parseEndpointSpec('--fixed-modules', settings.fixedModules), connection) : undefined;
+  const fixedModules = settings.fixedModules ? createChatModelFromSpec(parseChatModelSpec('--fixed-modules', settings.fixedModules), connection) : undefined;
   const planner = await createPlannerModel(settings.planner, connection);
   return { planner: planner.model, actionSchemaStyle: planner.actionSchemaStyle, ...(fixedModules ? { fixedModules } : {}), release: () => planner.release() };
 }

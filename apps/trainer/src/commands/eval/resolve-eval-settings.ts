@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { AgentFlowError, formatZodIssues } from '@agentflow/core';
 import { type BenchmarkEvalSettings, resolveBenchmarkEvalSettings } from '@agentflow/eval';
-import { parseEndpointSpec } from '../solve/cli-models';
-import { parsePlannerSpec, parsePositiveInteger } from '../solve/planner-spec';
+import { parseChatModelSpec, parsePlannerSpec } from '@agentflow/llm';
+import { parsePositiveInteger } from '../solve/planner-spec';
 import type { BenchmarkOptions } from './eval-options';
 import { EVAL_DEFAULTS, type EvalConnection, evalConnectionSchema } from './eval-settings';
 import { parseChoice, parseFields, parseFormat, parseInteger, parseNumber, parseYears } from './parse-option-values';
@@ -52,7 +52,7 @@ export function resolveEvalSettings(given: BenchmarkOptions, base?: BenchmarkEva
   }
   const planner = normalizePlanner(plannerText);
   const fixedModules = given.fixedModules ?? base?.fixedModules ?? null;
-  if (fixedModules !== null) parseEndpointSpec('--fixed-modules', fixedModules);
+  if (fixedModules !== null) parseChatModelSpec('--fixed-modules', fixedModules);
   const byPlanner = parsePlannerSpec(planner).kind === 'local' ? 'compact' : 'full';
   return resolveBenchmarkEvalSettings({
     planner,

@@ -1,7 +1,6 @@
 import { assertNever, readJsonl, trajectorySchema, writeFileAtomic } from '@agentflow/core';
 import { createOpenAICompatibleModel } from '@agentflow/llm';
-import { consensusFilter, createJudgeLabeller, extractSteps, type PrmExample, prmExampleSchema } from '@agentflow/prm';
-import { nothingLabelledError } from '../../stages/label-outcome';
+import { consensusFilter, createJudgeLabeller, extractSteps, nothingLabelledError, type PrmExample, prmExampleSchema } from '@agentflow/prm';
 import type { CommandContext } from '../command-context';
 import type { LabelOptions } from './label-options';
 

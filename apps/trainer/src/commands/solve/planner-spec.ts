@@ -1,27 +1,5 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
 
-/** Which model plans: `ollama:MODEL`, `openai:MODEL` or `local:DIR`. */
-export type PlannerSpec =
-  | { kind: 'ollama'; model: string }
-  | { kind: 'openai'; model: string }
-  | { kind: 'local'; dir: string };
-
-/** Parses `--planner`; the part after the first colon is the model (Ollama tags contain colons). */
-export function parsePlannerSpec(text: string): PlannerSpec {
-  const colon = text.indexOf(':');
-  const kind = colon < 0 ? text : text.slice(0, colon);
-  const rest = colon < 0 ? '' : text.slice(colon + 1);
-  if (rest !== '') {
-    if (kind === 'ollama' || kind === 'openai') return { kind, model: rest };
-    if (kind === 'local') return { kind, dir: rest };
-  }
-  throw new AgentFlowError({
-    code: 'INVALID_ARGUMENT',
-    message: `--planner ${describeValue(text)} is not one of ollama:MODEL, openai:MODEL or local:DIR (e.g. ollama:qwen3:8b).`,
-    details: { planner: text },
-  });
-}
-
 /** Parses a positive integer option, naming the option when it is not one. */
 export function parsePositiveInteger(option: string, text: string): number {
   const value = Number(text);
