@@ -1,64 +1,24 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Random, type Trajectory, createRandom } from '@agentflow/core';
-import { createLocalPolicy, createRandomModel, getModelPreset, type LocalPolicy } from '@agentflow/models';
+import { createRandom } from '@agentflow/core';
+import { createLocalPolicy, type LocalPolicy } from '@agentflow/models';
 import { createRuntime } from '@agentflow/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clippedSurrogateObjective } from '../graph/clipped-surrogate-graph';
 import { createDapoTrainer } from './dapo-trainer';
 import type { DapoStepMetrics } from './step-metrics';
+import { type Prompt, prompts, rollouts, successRate, twoActionModel } from './two-action-task.test-helper';
 
 // The two-action task of tiny-qwen3-dapo.test.ts (the right action is the opposite of the
 // prompt's last token), trained here with every base weight instead of a LoRA adapter.
-const prompts = [[0, 0], [1, 0], [0, 1], [1, 1]].map((ids) => ({ ids, correct: 1 - (ids.at(-1) as number) }));
-type Prompt = (typeof prompts)[number];
 // One runtime, one thread per operator: tests share two cores with other suites.
 const runtime = createRuntime({ device: 'cpu', intraOpThreads: 1 });
 type FullPolicy = LocalPolicy<{ kind: 'full' }>;
 
 async function createFullPolicy(): Promise<FullPolicy> {
-  const model = createRandomModel({ ...getModelPreset('tiny'), vocabSize: 2, eosTokenIds: [], tieWordEmbeddings: false }, 1);
-  const head = model.weights.get('lm_head.weight');
-  if (head === undefined) throw new Error('the untied model has no lm_head.weight');
-  head.data = head.data.map((value) => value * 5); // as in tiny-qwen3-dapo.test.ts
-  return createLocalPolicy({ model, runtime, eosTokenIds: [], trainable: { kind: 'full' }, seed: 3, objectives: [clippedSurrogateObjective] });
+  return createLocalPolicy({ model: twoActionModel(), runtime, eosTokenIds: [], trainable: { kind: 'full' }, seed: 3, objectives: [clippedSurrogateObjective] });
 }
-
-/** Expected success: the mean over prompts of p(right action). */
-const successRate = async (policy: FullPolicy) => {
-  const rows = await policy.logprobs({ promptIds: prompts.map((prompt) => prompt.ids), completionIds: prompts.map((prompt) => [prompt.correct]) });
-  return rows.reduce((sum, row) => sum + Math.exp(row[0] as number), 0) / prompts.length;
-};
-
-const rollouts =
-  (policy: FullPolicy) =>
-  async (prompt: Prompt, count: number, random: Random): Promise<Trajectory[]> => {
-    const generations = await policy.generate(
-      Array.from({ length: count }, () => ({ promptIds: prompt.ids, maxTokens: 1, temperature: 1, seed: random.nextUint32() })),
-    );
-    return generations.map((generation, index) => ({
-      id: `${prompt.ids.join('')}-${index}`,
-      question: prompt.ids.join(','),
-      steps: [
-        {
-          index: 0,
-          prompt: [{ role: 'user', content: prompt.ids.join(',') }],
-          completion: generation.text,
-          promptTokenIds: prompt.ids,
-          completionTokenIds: generation.tokenIds,
-          completionLogprobs: generation.logprobs,
-          truncated: false,
-          action: { thought: '', action: `action-${generation.tokenIds[0]}`, action_input: '' },
-          timings: { plannerMs: 0, toolMs: 0, verifierMs: 0 },
-        },
-      ],
-      answer: String(generation.tokenIds[0]),
-      termination: 'finished',
-      startedAt: '2026-01-01T00:00:00.000Z',
-      durationMs: 0,
-    }));
-  };
 
 /** The DAPO trainer of this task, with the KL term against the policy's starting weights (frozen now). */
 function createTrainer(policy: FullPolicy, settings: { checkpointDir?: string; onMetrics?: (metrics: DapoStepMetrics) => void } = {}) {

@@ -16,6 +16,8 @@ const runtime = createRuntime({ device: 'cpu', intraOpThreads: 1 });
 const config = { ...getModelPreset('tiny'), vocabSize: 64, hiddenSize: 32, intermediateSize: 48, headDim: 8, eosTokenIds: [63], tieWordEmbeddings: false };
 const full = { kind: 'full' } as const;
 const fixtures = fileURLToPath(new URL('./__fixtures__/', import.meta.url));
+/** Lets the child process run TypeScript sources (one set of hooks for every package's tests). */
+const registerTypescript = fileURLToPath(new URL('../../../../tools/typescript-hooks/register-typescript.mjs', import.meta.url));
 const folders: string[] = [];
 afterAll(() => {
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
@@ -35,7 +37,7 @@ const maxDifference = (a: number[][], b: number[][]) => Math.max(...a.flatMap((r
 function logprobsInFreshProcess(dir: string): number[][] {
   const child = spawnSync(
     process.execPath,
-    ['--import', join(fixtures, 'register-typescript.mjs'), join(fixtures, 'score-model-folder.ts'), dir, JSON.stringify(batch)],
+    ['--import', registerTypescript, join(fixtures, 'score-model-folder.ts'), dir, JSON.stringify(batch)],
     { encoding: 'utf8' },
   );
   if (child.status !== 0) throw new Error(`the fresh process failed (${child.status}): ${child.stderr}`);

@@ -9,6 +9,8 @@ import { crashRecord } from './__fixtures__/crash-records';
 import { createSqliteMemoryStore } from './sqlite-memory-store';
 
 const fixtures = fileURLToPath(new URL('./__fixtures__/', import.meta.url));
+/** Lets the child process run TypeScript sources (one set of hooks for every package's tests). */
+const registerTypescript = fileURLToPath(new URL('../../../../../tools/typescript-hooks/register-typescript.mjs', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'agentflow-memory-crash-'));
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -24,7 +26,7 @@ describe('SQLite memory store crash safety', () => {
     const path = join(directory, 'crash.sqlite');
     const child = spawn(
       process.execPath,
-      ['--import', join(fixtures, 'register-typescript.mjs'), join(fixtures, 'crash-writer.ts'), path, String(BATCH_SIZE)],
+      ['--import', registerTypescript, join(fixtures, 'crash-writer.ts'), path, String(BATCH_SIZE)],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     children.push(child);

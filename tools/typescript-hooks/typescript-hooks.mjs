@@ -1,12 +1,12 @@
-// Node module hooks that let a child process run this package's TypeScript sources (tests
-// only): @agentflow/* resolves to packages/*/src, extensionless relative imports to .ts, and
+// Node module hooks that let a child process run the packages' TypeScript sources (tests
+// only; `node --import <repo>/tools/typescript-hooks/register-typescript.mjs script.ts`): @agentflow/* resolves to packages/*/src, extensionless relative imports to .ts, and
 // .ts files are transpiled with the repository's TypeScript.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
-const packagesDirectory = new URL('../../../../', import.meta.url);
+const packagesDirectory = new URL('../../packages/', import.meta.url);
 
 export async function resolve(specifier, context, nextResolve) {
   if (specifier.startsWith('@agentflow/')) {

@@ -1,3 +1,0 @@
-import { register } from 'node:module';
-
-register('./typescript-hooks.mjs', import.meta.url);
