@@ -42,6 +42,8 @@ export {
   type DemonstrationSource,
   demonstrationSamples,
 } from './demonstrations/demonstration-samples';
+/** Many agent runs, in batches of concurrent runs (evaluations, collection). */
+export { type AgentJob, type RunAgentJobsSettings, runAgentJobs } from './agent/run-agent-jobs';
 /** DAPO's `sampleRollouts` over the agent loop: G seeded runs of one prompt, each with its own id. */
 export { createRolloutSampler, type RolloutPrompt, type RolloutSamplerSettings } from './rollouts/rollout-sampler';
 /** Cross-task memory in the loop: solved tasks kept in a MemoryStore, the most similar shown to the planner as examples. */
