@@ -72,6 +72,34 @@ export {
  * dotted paths; the schema sent for constrained decoding stays closed.
  */
 export { parseModelReply, type ModelReplyResult } from './schemas/parse-model-reply';
+/**
+ * The config loader of a command over these packages: a YAML or JSON file read as bounded
+ * UTF-8 text, `--set KEY.PATH=VALUE` overrides laid over it (a missing block starts at the
+ * built-in default's `kind`), validated against any zod schema with one error line per problem
+ * naming the file or the `--set` that put the value there.
+ */
+export {
+  checkTextNesting,
+  checkValueDepth,
+  MAX_CONFIG_BYTES,
+  MAX_CONFIG_DEPTH,
+  readConfigText,
+} from './config/config-text';
+export {
+  loadConfig,
+  readConfigFile,
+  validateConfig,
+  type ConfigOrigin,
+  type LoadConfigSettings,
+} from './config/load-config';
+export {
+  applyOverrides,
+  isPlainObject,
+  collectOverrides,
+  parseOverride,
+  type ApplyOverridesSettings,
+  type ConfigOverride,
+} from './config/overrides';
 /** Optional peer dependencies loaded on first use, with an error naming the package when missing. */
 export {
   importOptional,
