@@ -95,6 +95,44 @@ export { type GoalEstimate, meanAgainstGoal } from './statistics/goal-estimate';
 /** 1 - error / reference error: e.g. a PRM's MSE reduction against the constant predictor. */
 export { skillScore } from './statistics/skill-score';
 
+// Seed sweeps: arms (credits) x seeds, resumable, compared with intervals, as a table and a page.
+/** One run of a sweep: its spec, the record a caller reads its directory into, and the failure `runSweep` recorded. */
+export {
+  readSweepFailure,
+  SWEEP_FAILURE_FILE,
+  type SweepEvaluation,
+  type SweepRunRecord,
+  type SweepRunSpec,
+  type SweepRunSummary,
+} from './sweep/sweep-run';
+/** Each arm across its seeds (mean gain and PRM MSE reduction against goals, the mean curve), and process credit against outcome credit by seed. */
+export {
+  analyseSweepArm,
+  compareSweepCredits,
+  type CreditComparison,
+  type SweepArm,
+  sweepGainPoints,
+  type SweepGoals,
+  sweepPrmReduction,
+} from './sweep/sweep-analysis';
+/** The sweep as Markdown (per-seed table, a line per arm, the comparison) and as a self-contained HTML page with its curves. */
+export { renderSweepHtml, renderSweepMarkdown, type SweepReport } from './sweep/render-sweep';
+/** The loop over the runs (finished skipped, started resumed, failures recorded) and the outputs rewritten after every run. */
+export {
+  type RunSweepSettings,
+  runSweep,
+  type SweepOutcome,
+  type SweepOutputSettings,
+  sweepRuns,
+  writeSweepOutputs,
+} from './sweep/run-sweep';
+
+// Reports.
+/** A fraction as a percentage with one decimal: 0.4667 -> `46.7%`. */
+export { percent } from './report/percent';
+/** An inline SVG line or scatter plot (no scripts), with shaded bands; `escapeXml` for the text around it. */
+export { escapeXml, type PlotSeries, type PlotSettings, renderSvgPlot } from './report/svg-plot';
+
 // Evaluation.
 /** A planner's held-out accuracy: one seeded run per task, scored by the task source, with its Wilson interval. */
 export {
