@@ -4,15 +4,21 @@
 // all over the same random weights. Reports each stage's resident memory, the float32 weight
 // bytes, the activation memory each session's first run added, and the peak against
 // 1.5 x weights + activations. `--training-sweep` instead measures the training step alone, in
-// fresh processes, at several sequence lengths with the same token budget.
+// fresh processes, at several sequence lengths with the same token budget. `--training full`
+// instead measures one process of a full-parameter policy (every weight trained): its inference
+// session, a frozen reference copy with its own session, log-probs under both, and three steps of
+// accumulateGradients (forward and the gradient of every weight) and applyGradients (AdamW over
+// every weight), against planMemory with fullTraining: { reference: 'copy' }.
 // Usage: node bench/memory-bench.mjs [--preset qwen3-0.6b-shape] [--batch 2] [--prompt 24]
 //        [--completion 8] [--json out.json] | --training-sweep 256,1024 --token-budget 1024
+//        | --training full [--batch 2 --prompt 24 --completion 8] [--recompute on]
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createRuntime } from '@agentflow/tensor';
 import {
   createCausalLm,
+  createLocalPolicy,
   createLoraAdapter,
   createPolicyTrainer,
   createRandomModel,
@@ -65,6 +71,11 @@ if (args['training-sweep']) {
     const predicted = plan.rows.find((entry) => entry.part === 't (activations)').bytes;
     console.log(`| ${row.length} | ${row.batch} | ${row.length * row.batch} | ${mib(vocab * row.length * row.batch * 4)} MiB | ${mib(row.activationBytes)} MiB (plan ${mib(predicted)}) | ${mib(row.peak)} MiB | ${row.stepSeconds.toFixed(2)} |`);
   }
+  process.exit(0);
+}
+
+if (args.training === 'full') {
+  await fullTrainingBench();
   process.exit(0);
 }
 
@@ -174,3 +185,76 @@ const planned = plan.totalBytes;
 console.log(`memory plan (planMemory) predicts a peak of ${mib(planned)} MiB; measured ${mib(end.peak)} MiB: ${(((planned - end.peak) / end.peak) * 100).toFixed(1)}%`);
 console.log(`peak RSS: ${mib(end.peak)} MiB = ${(end.peak / weightBytes).toFixed(2)} x W; bound 1.5 x W + A = ${mib(bound)} MiB: ${end.peak <= bound ? 'within' : 'OVER'}`);
 if (args.json) writeFileSync(args.json, `${JSON.stringify({ preset, batch, prompt, completion, weightBytes, activationBytes, peak: end.peak, stages }, null, 2)}\n`);
+
+/**
+ * One process of a full-parameter policy at the preset's shape: the stages' resident and peak
+ * memory, and planMemory's prediction of the same process (see the usage line).
+ */
+async function fullTrainingBench() {
+  const config = getModelPreset(preset);
+  const batch = Number(args.batch ?? 2);
+  const prompt = Number(args.prompt ?? 24);
+  const completion = Number(args.completion ?? 8);
+  const recompute = args.recompute === 'on';
+  const stages = [];
+  const stage = (name, began) => {
+    const now = { name, ...memory(), ...(began === undefined ? {} : { seconds: (performance.now() - began) / 1000 }) };
+    stages.push(now);
+    console.error(`${name}: RSS ${mib(now.rss)} MiB, peak ${mib(now.peak)} MiB${now.seconds === undefined ? '' : `, ${now.seconds.toFixed(1)} s`}`);
+  };
+  stage('start');
+  const model = createRandomModel(config, 1);
+  const weightBytes = [...model.weights.values()].reduce((sum, tensor) => sum + tensor.data.byteLength, 0);
+  stage('random weights');
+  const runtime = createRuntime({ device: 'cpu' });
+  const policy = await createLocalPolicy({ model, runtime, trainable: { kind: 'full' }, weightDecay: 0.01, recompute });
+  stage('policy (inference session)');
+  const reference = policy.frozen();
+  stage('frozen reference (a copy of the weights)');
+  const scoring = { promptIds: ids(batch, prompt, config.vocabSize, 1), completionIds: ids(batch, completion, config.vocabSize, 2) };
+  const tokens = batch * completion;
+  const trainingBatch = { ...scoring, tokenWeights: scoring.completionIds.map((row) => row.map(() => 1 / tokens)), objective: { kind: 'nll' } };
+  let began = performance.now();
+  await reference.logprobs(scoring);
+  stage('reference log-probs (its own session)', began);
+  began = performance.now();
+  await policy.logprobs(scoring);
+  stage('policy log-probs', began);
+  for (let step = 1; step <= 3; step++) {
+    began = performance.now();
+    await policy.accumulateGradients(trainingBatch);
+    stage(`step ${step}: forward and every weight's gradient`, began);
+    began = performance.now();
+    await policy.applyGradients({ learningRate: 1e-5 });
+    stage(`step ${step}: AdamW over every weight`, began);
+    if (step < 3) await policy.logprobs(scoring);
+  }
+  await policy.release();
+  const peak = stages.at(-1).peak;
+  console.log(`## ${preset}: full-parameter training, one process (device cpu)`);
+  console.log(
+    `batch ${batch}, prompt ${prompt} + completion ${completion} tokens${recompute ? ', layers recomputed' : ''}; every weight trained, a frozen reference copy with its own inference session; AdamW (weight decay 0.01)`,
+  );
+  console.log('');
+  console.log('| stage | RSS MiB | peak MiB | seconds |');
+  console.log('|---|---:|---:|---:|');
+  for (const row of stages) console.log(`| ${row.name} | ${mib(row.rss)} | ${mib(row.peak)} | ${row.seconds === undefined ? '' : row.seconds.toFixed(1)} |`);
+  console.log('');
+  const plan = planMemory({
+    device: 'cpu',
+    availableBytes: 2 ** 40,
+    models: [{ name: preset, config, fullTraining: { reference: 'copy' }, sessions: fullTrainingSessions(batch, prompt, completion, recompute) }],
+  });
+  console.log(`float32 weights W: ${mib(weightBytes)} MiB; peak RSS ${mib(peak)} MiB = ${(peak / weightBytes).toFixed(2)} x W`);
+  for (const row of plan.rows) console.log(`  plan: ${row.model} ${row.part}: ${mib(row.bytes)} MiB (${row.detail})`);
+  console.log(`memory plan (planMemory, fullTraining: { reference: 'copy' }) predicts a peak of ${mib(plan.totalBytes)} MiB; measured ${mib(peak)} MiB: ${(((plan.totalBytes - peak) / peak) * 100).toFixed(1)}%`);
+  if (args.json) writeFileSync(args.json, `${JSON.stringify({ preset, batch, prompt, completion, weightBytes, peak, planned: plan.totalBytes, stages }, null, 2)}\n`);
+}
+
+/** The sessions of the full-training bench as planMemory takes them (memory-plan.test.ts plans the same). */
+function fullTrainingSessions(batch, prompt, completion, recompute) {
+  return [
+    { kind: 'inference', name: 'log-probs', rows: batch, sequence: prompt + completion, scored: completion },
+    { kind: 'training', name: 'training step', rows: batch, tokens: batch * (prompt + completion), completionTokens: batch * completion, recompute },
+  ];
+}

@@ -3,7 +3,7 @@
 // thread's samples by where they fall: ONNX Runtime (session creation and runs, native code called
 // from its binding), graph building and serialisation (@agentflow/tensor's graph code, protobuf),
 // weight loading, the models package's per-step JavaScript, garbage collection, idle.
-// Usage: node bench/pytorch-compare-profile.mjs --dir D [--task lora|logprobs] [--steps 1] [--threads 2] [--top 25]
+// Usage: node bench/pytorch-compare-profile.mjs --dir D [--task lora|logprobs|full] [--steps 1] [--threads 2] [--top 25]
 // (D: a folder that `pytorch-compare.mjs --keep` left behind.)
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';

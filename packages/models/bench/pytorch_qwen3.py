@@ -7,9 +7,15 @@ independent reader of src/weights/pytorch-reference.test.ts.
 Tasks:
   lora      one forward+backward of the weighted completion NLL; gradients of the LoRA matrices only
   logprobs  log-probs of the completion tokens, no gradients, base model only
+  full      one full-parameter training step: forward, backward with the gradient of every weight
+            (the tied head's included in the embedding's), and one torch.optim.AdamW update with two
+            parameter groups (decay on matrices; none on weights named *norm.weight or *.bias), with
+            the hyper-parameters batch.json's "adamw" names and foreach as 1.13 defaults it
 
 Usage: /usr/bin/python3 pytorch_qwen3.py --dir D --task lora|logprobs --steps N --threads T
          --out result.json [--dump outputs.safetensors]
+--dump writes the first step's outputs: log-probs; with lora and full the loss and gradients; with
+full also every weight after the AdamW update (param.<name>).
 Prints nothing; writes timings (seconds since the process started) and VmHWM to --out.
 """
 
@@ -171,6 +177,26 @@ def load_batch(directory):
             "completion_positions": positions, "token_weights": weights}
 
 
+def load_adamw(directory):
+    """AdamW's hyper-parameters as batch.json's "adamw" gives them to both sides."""
+    with open(os.path.join(directory, "batch.json")) as handle:
+        return json.load(handle)["adamw"]
+
+
+def decays(name):
+    """transformers' convention, as AgentFlow's decaysWeight: no weight decay on norms and biases."""
+    return not (name.endswith("norm.weight") or name.endswith(".bias"))
+
+
+def full_parameter_adamw(parameters, adamw):
+    """torch.optim.AdamW over every weight in two groups: matrices with weight decay, norms and biases without."""
+    groups = [
+        {"params": [p for name, p in parameters.items() if decays(name)], "weight_decay": adamw["weightDecay"]},
+        {"params": [p for name, p in parameters.items() if not decays(name)], "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(groups, lr=adamw["learningRate"], betas=(adamw["beta1"], adamw["beta2"]), eps=adamw["epsilon"])
+
+
 def blas_library():
     """The BLAS shared library this process mapped (reference BLAS is 10x slower than OpenBLAS)."""
     with open("/proc/self/maps") as handle:
@@ -189,7 +215,7 @@ def vm_hwm_bytes():
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dir", required=True)
-    parser.add_argument("--task", choices=["lora", "logprobs"], required=True)
+    parser.add_argument("--task", choices=["lora", "logprobs", "full"], required=True)
     parser.add_argument("--steps", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", required=True)
@@ -203,7 +229,7 @@ def main():
     for tensor in weights.values():
         tensor.requires_grad_(False)
     batch = load_batch(args.dir)
-    lora, scale = {}, 0.0
+    lora, scale, optimizer = {}, 0.0, None
     if args.task == "lora":
         with open(os.path.join(args.dir, "adapter", "adapter_config.json")) as handle:
             adapter_config = json.load(handle)
@@ -213,10 +239,14 @@ def main():
             path = key[len("base_model.model."):].rsplit(".lora_", 1)[0]
             slot = 0 if ".lora_A." in key else 1
             lora.setdefault(path, [None, None])[slot] = tensor.clone().requires_grad_(True)
+    if args.task == "full":
+        # Parameters over the weights' own storage (no copy); the tied head is the embedding's.
+        weights = {name: torch.nn.Parameter(tensor) for name, tensor in weights.items()}
+        optimizer = full_parameter_adamw(weights, load_adamw(args.dir))
     model = Qwen3(config, weights, lora, scale)
     loaded = time.perf_counter()
-    steps, result = [], None
-    for _ in range(args.steps):
+    steps, result, dump = [], None, {}
+    for step in range(args.steps):
         began = time.perf_counter()
         if args.task == "lora":
             for pair in lora.values():
@@ -225,17 +255,29 @@ def main():
             loss = -(logprobs * batch["token_weights"]).sum()
             loss.backward()
             result = (loss, logprobs)
+        elif args.task == "full":
+            optimizer.zero_grad(set_to_none=True)
+            logprobs = model.completion_logprobs(batch)
+            loss = -(logprobs * batch["token_weights"]).sum()
+            loss.backward()
+            if args.dump and step == 0:  # the gradients before the update changes nothing they depend on
+                dump.update({f"grad.{name}": p.grad.clone() for name, p in weights.items()})
+            optimizer.step()
+            if args.dump and step == 0:
+                dump.update({f"param.{name}": p.detach().clone() for name, p in weights.items()})
+            result = (loss, logprobs)
         else:
             with torch.no_grad():
                 result = (None, model.completion_logprobs(batch))
         steps.append(time.perf_counter() - began)
-    if args.dump:
-        dump = {"logprobs": result[1]}
-        if args.task == "lora":
-            dump["loss"] = result[0].reshape(1)
+        if args.dump and step == 0:
+            dump["logprobs"] = result[1]
+            if args.task != "logprobs":
+                dump["loss"] = result[0].reshape(1)
             for path, (a, b) in lora.items():
                 dump[f"grad.lora.{path}.A"] = a.grad
                 dump[f"grad.lora.{path}.B"] = b.grad
+    if args.dump:
         write_safetensors(args.dump, dump)
     report = {
         "side": "pytorch", "task": args.task, "version": torch.__version__, "threads": torch.get_num_threads(), "blas": blas_library(),

@@ -202,20 +202,22 @@ export {
   trainableSetSchema,
   trainableWeightNames,
 } from './policy/trainable-set';
+/** A model folder opened as a trainable policy with its tokenizer: what every opened policy shares. */
+export type { OpenedLoraPolicy, OpenedPolicy, PolicyOpenSettings } from './policy/opened-policy';
 /** A model folder opened as a trainable LoRA policy with its tokenizer, from a fresh or a saved adapter. */
+export { type LoraPolicyOpenSettings, openLoraPolicy, type OpenLoraPolicySettings } from './policy/open-lora-policy';
+/** A model folder opened as a policy that trains its weights (full-parameter), from the folder or a saved checkpoint. */
+export { openFullPolicy, type OpenFullPolicySettings } from './policy/open-full-policy';
+/** A warm start and the training after it, each phase LoRA or full: which folder and checkpoint each phase opens, the merged warm model, the KL reference. */
 export {
-  type LoraPolicyOpenSettings,
-  type OpenedLoraPolicy,
-  openLoraPolicy,
-  type OpenLoraPolicySettings,
-} from './policy/open-lora-policy';
-/** A warm start and the training after it: which folder and adapter each phase opens, the merged warm folder, the KL reference. */
-export {
-  createWarmStartedLora,
-  type WarmStartedLora,
-  type WarmStartedLoraSettings,
+  createWarmStartedPolicy,
+  type WarmReference,
   type WarmStartedOpenSettings,
-} from './policy/warm-started-lora';
+  type WarmStartedPolicy,
+  type WarmStartedPolicySettings,
+} from './policy/warm-started-policy';
+/** What each phase of a warm-started policy trains, and how the memory plan counts it. */
+export { plannedPhaseTraining, type TrainedPhaseTraining, trainsWarmAdapterOn, type WarmPhaseTraining } from './policy/warm-started-phases';
 /** The PRM's scalar regression head. */
 export {
   createScalarHead,

@@ -67,9 +67,10 @@ export type {
   AdamW,
   AdamWSettings,
   AdamWState,
+  AdamWStepSettings,
   LearningRateSchedule,
   OptimizerStepResult,
 } from './optim/optimizer-types';
-export { createAdamW } from './optim/adamw';
+export { adamWStep, createAdamW, loadAdamWState, saveAdamWState } from './optim/adamw';
 export { learningRateAt } from './optim/schedules';
 export { clipGradientsByGlobalNorm, globalGradientNorm } from './optim/gradient-clipping';

@@ -1,8 +1,12 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
-import { type Qwen3Config, type Qwen3LayerShape, qwen3HeadDim } from '../config/qwen3-config';
+import type { Qwen3Config } from '../config/qwen3-config';
 import { LINEAR_MODULES, type LinearModule, linearShape } from '../weights/weight-names';
+import { checkFullTraining, fullTrainingRows, type PlannedFullTraining, referenceScoring } from './full-training-memory';
+import { parameterCount } from './parameter-count';
 import { graphOf, type PlannedSession, sessionActivations } from './session-activations';
 
+export type { PlannedFullTraining, PlannedReference } from './full-training-memory';
+export { layerParameterCount, parameterCount } from './parameter-count';
 export { layerWidth, type PlannedSession } from './session-activations';
 
 /**
@@ -12,21 +16,6 @@ export { layerWidth, type PlannedSession } from './session-activations';
  * the Qwen3-0.6B shape on the CPU and scaled with the model's widths, so the plan of another shape
  * is an extrapolation, stated as such).
  */
-
-/**
- * Where a model trained in full finds its frozen reference (the starting weights, which DAPO's KL
- * term scores against):
- * - 'copy': a float32 copy of the starting weights, kept beside the trained ones;
- * - 'none': no reference (no KL term);
- * - `{ sharedWith }`: the weights of another planned model loaded from the same checkpoint and
- *   never changed (e.g. the PRM's backbone when the PRM trains a head or an adapter): counted once, there.
- */
-export type PlannedReference = 'copy' | 'none' | { sharedWith: string };
-
-/** Full-parameter training of a planned model: every weight is trained with AdamW. */
-export interface PlannedFullTraining {
-  reference: PlannedReference;
-}
 
 /**
  * LoRA rank the plan proposes instead of full training when that does not fit (the agentflow
@@ -46,11 +35,13 @@ export interface PlannedModel {
   trained?: boolean;
   /**
    * Every weight is trained in this process, instead of an adapter (`loraRank` must be 0 or
-   * absent): besides the float32 weights, one float32 gradient accumulator and AdamW's two float32
-   * moments (so 4 x the weights), and the reference `reference` names. On CUDA the trained weights
-   * are fed to the sessions from host memory each run (the CUDA runtime cannot update a session's
-   * device copies in place): the sessions' device copies are counted as for any model, and the
-   * host copy the optimiser updates besides them.
+   * absent): besides the float32 weights, one float32 gradient accumulator, AdamW's two float32
+   * moments and the training session's own copy of the gradients (so 5 x the weights), one or two
+   * embedding-sized buffers of the step, and the reference `reference` names (with `'copy'`, its
+   * own inference session too). On CUDA the trained weights are fed to the sessions from host
+   * memory each run (the CUDA runtime cannot update a session's device copies in place): the
+   * sessions' device copies are counted as for any model, and the host copy the optimiser updates
+   * besides them. See {@link fullTrainingRows} for what was measured.
    */
   fullTraining?: PlannedFullTraining;
   sessions: readonly PlannedSession[];
@@ -99,26 +90,6 @@ const FLOAT32 = 4;
 // Process overhead: Node.js, ONNX Runtime and the graphs themselves (measured: about 0.1 GB at start).
 const PROCESS_BYTES = 0.25 * 2 ** 30;
 
-/**
- * Parameters of one decoder layer: its seven linear modules and its four norms (input,
- * post-attention, q and k). Takes a shape before it is a config (`headDim` absent is
- * hiddenSize / numAttentionHeads), e.g. to bound a model's size before creating it.
- */
-export function layerParameterCount(shape: Qwen3LayerShape): number {
-  const sizes = { ...shape, headDim: qwen3HeadDim(shape) };
-  const linear = LINEAR_MODULES.reduce((sum, module) => {
-    const [out, inputs] = linearShape(sizes, module);
-    return sum + out * inputs;
-  }, 0);
-  return linear + 2 * sizes.hiddenSize + 2 * sizes.headDim;
-}
-
-/** Parameters of the model (the tied head counted once). */
-export function parameterCount(config: Qwen3Config): number {
-  const embedding = config.vocabSize * config.hiddenSize;
-  return config.numHiddenLayers * layerParameterCount(config) + config.hiddenSize + embedding * (config.tieWordEmbeddings ? 1 : 2);
-}
-
 function loraParameters(config: Qwen3Config, rank: number, modules: readonly LinearModule[]): number {
   return config.numHiddenLayers * modules.reduce((sum, module) => {
     const [out, inputs] = linearShape(config, module);
@@ -127,63 +98,6 @@ function loraParameters(config: Qwen3Config, rank: number, modules: readonly Lin
 }
 
 const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GiB`;
-
-function invalid(message: string, details: Record<string, unknown>): AgentFlowError {
-  return new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `planMemory: ${message}`, details });
-}
-
-/** A model trains an adapter or every weight, not both; a shared reference is another model's unchanged weights of the same shape. */
-function checkFullTraining(models: readonly PlannedModel[]): void {
-  for (const model of models) {
-    if (!model.fullTraining) continue;
-    if (model.loraRank && model.loraRank > 0) {
-      throw invalid(`${model.name} trains every weight and a LoRA adapter of rank ${model.loraRank}; plan one of the two (loraRank 0 with fullTraining).`, { model: model.name });
-    }
-    const { reference } = model.fullTraining;
-    if (typeof reference !== 'object') continue;
-    const names = models.map((other) => other.name);
-    const owner = models.find((other) => other.name === reference.sharedWith && other !== model);
-    if (!owner) {
-      throw invalid(`${model.name}'s reference is shared with ${describeValue(reference.sharedWith)}, which is not another planned model (${names.join(', ')}).`, { model: model.name, sharedWith: reference.sharedWith });
-    }
-    if (owner.fullTraining) {
-      throw invalid(`${model.name}'s reference is shared with ${owner.name}, which trains every weight, so its weights do not stay the starting ones; use reference 'copy'.`, { model: model.name, sharedWith: owner.name });
-    }
-    if (parameterCount(owner.config) !== parameterCount(model.config) || owner.config.hiddenSize !== model.config.hiddenSize) {
-      throw invalid(`${model.name}'s reference is shared with ${owner.name}, a model of another shape (${parameterCount(owner.config)} parameters, not ${parameterCount(model.config)}); only the same checkpoint can be shared.`, {
-        model: model.name,
-        sharedWith: owner.name,
-      });
-    }
-  }
-}
-
-/** Full training's rows: the gradient accumulator and AdamW's moments (and on CUDA the host copy), and the frozen reference. */
-function fullTrainingRows(model: PlannedModel, full: PlannedFullTraining, weightBytes: number, device: 'cpu' | 'cuda'): MemoryPlanRow[] {
-  const cuda = device === 'cuda';
-  const rows: MemoryPlanRow[] = [
-    {
-      model: model.name,
-      part: 'full training',
-      bytes: weightBytes * (cuda ? 4 : 3),
-      detail: cuda
-        ? `host memory: the float32 weights AdamW updates, fed to the sessions each run, one float32 gradient accumulator and AdamW's two float32 moments (4 x ${gib(weightBytes)})`
-        : `one float32 gradient accumulator and AdamW's two float32 moments (3 x ${gib(weightBytes)})`,
-    },
-  ];
-  const { reference } = full;
-  if (reference === 'copy') {
-    rows.push({
-      model: model.name,
-      part: 'reference',
-      bytes: weightBytes,
-      detail: `a frozen float32 copy of the starting weights for the KL term${cuda ? ', in host memory, fed to the inference session when the reference is scored' : ''}`,
-    });
-  } else if (reference !== 'none') {
-    rows.push({ model: model.name, part: 'reference', bytes: 0, detail: `the starting weights, shared with ${reference.sharedWith}'s (counted there)` });
-  }
-  return rows;
-}
 
 /** What full training costs before activations, and the plan with LoRA instead (see MemoryPlan.advice). */
 function fullTrainingAdvice(settings: MemoryPlanSettings, rows: readonly MemoryPlanRow[]): string[] {
@@ -257,6 +171,11 @@ export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
       const key = `${model.name}/${graphOf(session)}`;
       activations.set(key, Math.max(activations.get(key) ?? 0, bytes));
       rows.push({ model: model.name, part: `${session.name} (activations)`, bytes, detail });
+    }
+    const scoring = referenceScoring(model);
+    if (scoring) {
+      activations.set(`${model.name}/reference`, scoring.bytes);
+      rows.push(scoring);
     }
   }
   const fixed = rows.reduce((sum, row) => sum + (row.part.endsWith('(activations)') ? 0 : row.bytes), 0);

@@ -9,7 +9,7 @@ import {
   type Random,
   type TrainablePolicy,
 } from '@agentflow/core';
-import { type AdamWState, createAdamW, createRuntime, type Device, type TensorRuntime } from '@agentflow/tensor';
+import { type AdamWSettings, type AdamWState, adamWStep, createRuntime, type Device, loadAdamWState, saveAdamWState, type TensorRuntime } from '@agentflow/tensor';
 import { createJsonSchemaConstraints, type TokenConstraint } from '../constrained/token-constraint';
 import { type CausalLm, createCausalLm } from '../engine/causal-lm';
 import { generate } from '../engine/generate';
@@ -96,6 +96,32 @@ export interface LocalPolicy<Trainable extends TrainableSet = LoraTrainableSet> 
 const OPTIMIZER_STATE = 'optimizer.json';
 /** What AdamW.save writes into a folder (optimizer.json: the step and settings; optimizer.safetensors: the moments). */
 const OPTIMIZER_FILES = [OPTIMIZER_STATE, 'optimizer.safetensors'] as const;
+/**
+ * Where a full checkpoint keeps the optimiser: a subfolder, so the model folder's top level holds
+ * only what transformers and vLLM load (vLLM reads every top-level *.safetensors of a folder
+ * without an index as weights). An adapter folder keeps it beside the adapter, as before.
+ */
+const FULL_OPTIMIZER_DIR = 'optimizer';
+
+/**
+ * The gradient sums after a first micro-batch: its own gradient arrays, which the training session
+ * returned for this call alone, so no zeroed buffer is filled and added to (an array seen twice is
+ * copied, so no sum aliases another). A parameter the step has no gradient for starts at zeros.
+ */
+function firstSums(parameters: Readonly<Record<string, Float32Array>>, step: ReadonlyMap<string, Float32Array>): Record<string, Float32Array> {
+  const sums: Record<string, Float32Array> = {};
+  const taken = new Set<ArrayBufferLike>();
+  for (const [key, value] of Object.entries(parameters)) {
+    const gradient = step.get(key);
+    if (gradient === undefined) sums[key] = new Float32Array(value.length);
+    else if (taken.has(gradient.buffer)) sums[key] = gradient.slice();
+    else {
+      taken.add(gradient.buffer);
+      sums[key] = gradient;
+    }
+  }
+  return sums;
+}
 
 /**
  * The planner as a local, trainable policy: a Qwen3 model with a LoRA adapter fed as graph
@@ -114,6 +140,7 @@ export async function createLocalPolicy<Trainable extends TrainableSet = LoraTra
 ): Promise<LocalPolicy<Trainable>> {
   const { model } = settings;
   const trainable: TrainableSet = settings.trainable ?? { kind: 'lora' };
+  const full = trainable.kind === 'full';
   const runtime = settings.runtime ?? createRuntime({ device: settings.device ?? 'auto' });
   const seed = settings.seed ?? 0;
   const padTokenId = settings.tokenizer?.padTokenId ?? 0;
@@ -155,16 +182,14 @@ export async function createLocalPolicy<Trainable extends TrainableSet = LoraTra
     ? createJsonSchemaConstraints({ tokenBytes: tokenizer.tokenBytes(), eosTokenIds })
     : undefined;
   const random: Random = createRandom(seed).fork('sampling');
+  // The gradient sums of the micro-batches since the last update, by optimiser name.
   let accumulated: Record<string, Float32Array> | undefined;
+  // AdamW's moments, updated in place by every step (adamWStep): one set, never copied, which
+  // matters when every weight trains (two float32 copies of the model).
   let optimizerState: AdamWState = { step: 0, moments: {} };
   const weightDecay = settings.weightDecay ?? 0;
-  const adamW = (learningRate: number, maxGradNorm?: number) =>
-    createAdamW({
-      schedule: { kind: 'constant', learningRate },
-      weightDecay,
-      decays: decaysWeight,
-      ...(maxGradNorm ? { maxGradNorm } : {}),
-    });
+  // What optimizer.json records beside the moments (each step's learning rate and clipping come with the step).
+  const savedAdamW: AdamWSettings = { schedule: { kind: 'constant', learningRate: 0 }, weightDecay, decays: decaysWeight };
 
   const policy: LocalPolicy<TrainableSet> = {
     adapter,
@@ -185,8 +210,12 @@ export async function createLocalPolicy<Trainable extends TrainableSet = LoraTra
     frozen: (frozenAdapter) => trained.frozen(frozenAdapter),
     async accumulateGradients(batch): Promise<PolicyTrainingStats> {
       const { stats, gradients } = await trainer.run(batch, adapter);
-      accumulated ??= Object.fromEntries(Object.entries(parameters).map(([key, value]) => [key, new Float32Array(value.length)]));
-      for (const [key, gradient] of trained.gradients(gradients)) {
+      const step = trained.gradients(gradients);
+      if (accumulated === undefined) {
+        accumulated = firstSums(parameters, step);
+        return stats;
+      }
+      for (const [key, gradient] of step) {
         const target = accumulated[key]!;
         for (let index = 0; index < gradient.length; index++) target[index]! += gradient[index]!;
       }
@@ -196,28 +225,34 @@ export async function createLocalPolicy<Trainable extends TrainableSet = LoraTra
       if (!accumulated) {
         throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: 'applyGradients was called before any accumulateGradients.' });
       }
-      const optimizer = adamW(step.learningRate, step.maxGradNorm);
-      optimizer.setState(optimizerState);
-      const result = optimizer.step(parameters, accumulated);
-      optimizerState = optimizer.getState();
+      const result = adamWStep(optimizerState, parameters, accumulated, {
+        learningRate: step.learningRate,
+        weightDecay,
+        decays: decaysWeight,
+        ...(step.maxGradNorm ? { maxGradNorm: step.maxGradNorm } : {}),
+      });
       accumulated = undefined;
       return { gradNorm: result.gradNorm };
     },
     async save(dir) {
       mkdirSync(dir, { recursive: true });
-      const optimizer = adamW(0);
-      optimizer.setState(optimizerState);
-      // The optimiser's files go beside the parameters, in the same folder.
-      await trained.save(dir, { files: OPTIMIZER_FILES, write: (target) => optimizer.save(target) });
+      // The optimiser's files go in the same folder (a full checkpoint: its optimizer/ subfolder), written from the moments themselves.
+      const companion = full
+        ? {
+            files: [FULL_OPTIMIZER_DIR],
+            write: async (target: string) => {
+              mkdirSync(join(target, FULL_OPTIMIZER_DIR), { recursive: true });
+              await saveAdamWState(join(target, FULL_OPTIMIZER_DIR), optimizerState, savedAdamW);
+            },
+          }
+        : { files: OPTIMIZER_FILES, write: (target: string) => saveAdamWState(target, optimizerState, savedAdamW) };
+      await trained.save(dir, companion);
     },
     async load(dir, loadSettings = {}) {
       await trained.load(dir);
       optimizerState = { step: 0, moments: {} };
-      if (loadSettings.optimizerState !== false && existsSync(join(dir, OPTIMIZER_STATE))) {
-        const optimizer = adamW(0);
-        await optimizer.load(dir);
-        optimizerState = optimizer.getState();
-      }
+      const optimizerDir = full ? join(dir, FULL_OPTIMIZER_DIR) : dir;
+      if (loadSettings.optimizerState !== false && existsSync(join(optimizerDir, OPTIMIZER_STATE))) optimizerState = await loadAdamWState(optimizerDir);
       accumulated = undefined;
     },
     async release() {

@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { AgentFlowError, type ChatMessage, importOptional } from '@agentflow/core';
-import type { AutoTokenizer } from '@huggingface/transformers';
 import { byteLevelTokenBytes, unicodeToByteMap } from './byte-to-unicode';
-import { REQUIRED_TOKENIZER_FILES } from './copy-tokenizer-files';
+import { type ChatTemplate, compileChatTemplate } from './chat-template';
+import type { REQUIRED_TOKENIZER_FILES } from './copy-tokenizer-files';
+import { readTokenizerFile, tokenIdBound } from './tokenizer-files';
 
 /**
  * What a chat policy needs from a tokenizer: `@agentflow/llm`'s local policy adapter and this
@@ -82,39 +82,95 @@ function checkTemplateKwargs(kwargs: ChatTemplateKwargs | undefined): void {
   }
 }
 
+/** The template a chat renders with: chat_template.jinja when the folder has one, as transformers reads it. */
+interface TemplateSource {
+  /** The template text, or named templates (`default`, `tool_use`, ...). */
+  template: string | Readonly<Record<string, string>>;
+  /** The file it came from, named in errors. */
+  file: string;
+}
+
+function templateSourceOf(config: Record<string, unknown>, configPath: string, jinja: { path: string; text: string } | undefined): TemplateSource | undefined {
+  if (jinja !== undefined) return { template: jinja.text, file: jinja.path };
+  const template = config.chat_template;
+  if (typeof template === 'string' && template !== '') return { template, file: configPath };
+  if (Array.isArray(template)) {
+    // Checked by checkTokenizerConfig: a list of { name, template }.
+    const named = Object.fromEntries((template as { name: string; template: string }[]).map(({ name, template: text }) => [name, text]));
+    return { template: named, file: configPath };
+  }
+  return undefined;
+}
+
+/** The special token attributes transformers.js hands a chat template (`bos_token`, ...), as it reads them. */
+const SPECIAL_TOKEN_ATTRIBUTES = ['bos_token', 'eos_token', 'unk_token', 'sep_token', 'pad_token', 'cls_token', 'mask_token'] as const;
+
+function specialTokenVariables(config: Record<string, unknown>, file: string): Record<string, string> {
+  const variables: Record<string, string> = {};
+  for (const key of SPECIAL_TOKEN_ATTRIBUTES) {
+    const item = Object.hasOwn(config, key) ? config[key] : undefined;
+    if (!item) continue;
+    if (typeof item === 'object' && (item as { __type?: unknown }).__type !== 'AddedToken') {
+      throw new AgentFlowError({ code: 'INVALID_CONFIG', message: `${file}: ${key} is an object without "__type": "AddedToken"; expected the token's text or an AddedToken.`, details: { path: file, key } });
+    }
+    const text = typeof item === 'object' ? (item as { content?: unknown }).content : item;
+    if (text) variables[key] = String(text);
+  }
+  return variables;
+}
+
+type Transformers = typeof import('@huggingface/transformers');
+type HfTokenizer = InstanceType<Transformers['PreTrainedTokenizer']>;
+
 /**
- * Loads `tokenizer.json` + `tokenizer_config.json` from `dir` with `@huggingface/transformers`,
- * never touching the network. A missing file gives a NOT_FOUND error naming it.
+ * The tokenizer class `tokenizer_class` names among transformers.js's tokenizers, as
+ * AutoTokenizer picks it ("Fast" dropped); the base class for a name that is not a tokenizer.
+ */
+function tokenizerClassOf(transformers: Transformers, tokenizerClass: unknown): Transformers['PreTrainedTokenizer'] {
+  const base = transformers.PreTrainedTokenizer;
+  if (typeof tokenizerClass !== 'string') return base;
+  const name = tokenizerClass.replace(/Fast$/, '');
+  const candidate: unknown = Object.hasOwn(transformers, name) ? (transformers as Record<string, unknown>)[name] : undefined;
+  return typeof candidate === 'function' && (candidate === base || candidate.prototype instanceof base) ? (candidate as typeof base) : base;
+}
+
+/**
+ * Loads `tokenizer.json` + `tokenizer_config.json` (and `chat_template.jinja`, whose template
+ * replaces the config's, as in transformers) from `dir` with `@huggingface/transformers`, never
+ * touching the network. A missing file gives a NOT_FOUND error naming it. Each file is checked
+ * before it is read and trusted (readTokenizerFile: a regular file in the folder, its size
+ * limit, UTF-8, nesting, token ids below config.json's vocab_size or 2^20); the chat template
+ * renders under CHAT_TEMPLATE_LIMITS.
  */
 export async function loadTokenizer(dir: string, settings: LoadTokenizerSettings = {}): Promise<ModelTokenizer> {
   checkTemplateKwargs(settings.chatTemplateKwargs);
   const folder = resolve(dir);
-  for (const file of REQUIRED_TOKENIZER_FILES) {
-    if (!existsSync(join(folder, file))) {
+  const bound = tokenIdBound(folder);
+  const required = (file: (typeof REQUIRED_TOKENIZER_FILES)[number]) => {
+    const read = readTokenizerFile(folder, file, bound);
+    if (read === undefined) {
       throw new AgentFlowError({
         code: 'NOT_FOUND',
         message: `Tokenizer file ${file} is missing from ${folder}; a model folder needs tokenizer.json and tokenizer_config.json (agentflow model init writes both).`,
         details: { dir: folder, file },
       });
     }
-  }
+    return read;
+  };
+  const tokenizerJson = required('tokenizer.json');
+  const tokenizerConfig = required('tokenizer_config.json');
+  const config = tokenizerConfig.value as Record<string, unknown>;
+  const templateSource = templateSourceOf(config, tokenizerConfig.path, readTokenizerFile(folder, 'chat_template.jinja', bound));
   // Loaded on first use: the library is large, and most commands never tokenize.
-  const { AutoTokenizer: autoTokenizer, env } = await importOptional(() => import('@huggingface/transformers'), {
+  const transformers = await importOptional(() => import('@huggingface/transformers'), {
     packageName: '@huggingface/transformers',
     feature: 'loadTokenizer',
   });
-  // transformers.js reads `env` when loading; set it for this call only and restore it.
-  const saved = {
-    allowRemoteModels: env.allowRemoteModels,
-    allowLocalModels: env.allowLocalModels,
-    localModelPath: env.localModelPath,
-  };
-  env.allowRemoteModels = false;
-  env.allowLocalModels = true;
-  env.localModelPath = `${dirname(folder)}/`;
-  let tokenizer: Awaited<ReturnType<typeof AutoTokenizer.from_pretrained>>;
+  let tokenizer: HfTokenizer;
   try {
-    tokenizer = await autoTokenizer.from_pretrained(basename(folder), { local_files_only: true });
+    // What AutoTokenizer.from_pretrained does with the two files, once they are checked.
+    const TokenizerClass = tokenizerClassOf(transformers, config.tokenizer_class);
+    tokenizer = new TokenizerClass(tokenizerJson.value as object, config);
   } catch (cause) {
     throw new AgentFlowError({
       code: 'PARSE_ERROR',
@@ -122,15 +178,11 @@ export async function loadTokenizer(dir: string, settings: LoadTokenizerSettings
       cause,
       details: { dir: folder },
     });
-  } finally {
-    Object.assign(env, saved);
   }
-  return wrapTokenizer(tokenizer, folder, settings.chatTemplateKwargs ?? {});
+  return wrapTokenizer(tokenizer, folder, settings.chatTemplateKwargs ?? {}, templateSource);
 }
 
-type HfTokenizer = Awaited<ReturnType<typeof AutoTokenizer.from_pretrained>>;
-
-function wrapTokenizer(tokenizer: HfTokenizer, folder: string, defaultKwargs: ChatTemplateKwargs): ModelTokenizer {
+function wrapTokenizer(tokenizer: HfTokenizer, folder: string, defaultKwargs: ChatTemplateKwargs, templateSource: TemplateSource | undefined): ModelTokenizer {
   const vocabulary = tokenizer.get_vocab() as Map<string, number> | Record<string, number>;
   const entries = vocabulary instanceof Map ? [...vocabulary.entries()] : Object.entries(vocabulary);
   const size = entries.reduce((max, [, id]) => Math.max(max, id + 1), 0);
@@ -142,23 +194,51 @@ function wrapTokenizer(tokenizer: HfTokenizer, folder: string, defaultKwargs: Ch
     if (id !== undefined) eosTokenIds.add(id);
   }
   if (typeof tokenizer.eos_token_id === 'number') eosTokenIds.add(tokenizer.eos_token_id);
+  const compiled = new Map<string, ChatTemplate>();
   let cachedBytes: (Uint8Array | undefined)[] | undefined;
 
   const applyChatTemplate = (messages: readonly ChatMessage[], settings: ApplyChatTemplateSettings = {}) => {
     checkTemplateKwargs(settings.chatTemplateKwargs);
-    if (!tokenizer.chat_template) {
+    if (templateSource === undefined) {
       throw new AgentFlowError({
         code: 'INVALID_CONFIG',
         message: `The tokenizer in ${folder} has no chat_template in tokenizer_config.json.`,
         details: { dir: folder },
       });
     }
-    return tokenizer.apply_chat_template(messages.map((message) => ({ ...message })), {
-      ...defaultKwargs,
-      ...settings.chatTemplateKwargs,
-      tokenize: false,
+    const kwargs: Record<string, unknown> = { ...defaultKwargs, ...settings.chatTemplateKwargs };
+    const tools = kwargs.tools ?? null;
+    const documents = kwargs.documents ?? null;
+    delete kwargs.tools;
+    delete kwargs.documents;
+    // transformers.js's choice among named templates: tool_use when tools are given, else default.
+    let text: string | undefined;
+    if (typeof templateSource.template === 'string') text = templateSource.template;
+    else {
+      const named = templateSource.template;
+      text = tools !== null && Object.hasOwn(named, 'tool_use') ? named.tool_use : Object.hasOwn(named, 'default') ? named.default : undefined;
+      if (text === undefined) {
+        throw new AgentFlowError({
+          code: 'INVALID_CONFIG',
+          message: `${templateSource.file}: chat_template names ${Object.keys(named).map((name) => JSON.stringify(name)).join(', ')} but no "default" template; expected one named "default".`,
+          details: { path: templateSource.file },
+        });
+      }
+    }
+    let template = compiled.get(text);
+    if (template === undefined) {
+      template = compileChatTemplate(text, templateSource.file);
+      compiled.set(text, template);
+    }
+    // The variables transformers.js's apply_chat_template passes, in its order.
+    return template.render({
+      messages: messages.map((message) => ({ ...message })),
       add_generation_prompt: settings.addGenerationPrompt ?? true,
-    }) as string;
+      tools,
+      documents,
+      ...specialTokenVariables(tokenizer.config as Record<string, unknown>, templateSource.file),
+      ...kwargs,
+    });
   };
   const encode = (text: string) => tokenizer.encode(text, { add_special_tokens: false }) as number[];
   return {

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { AgentFlowError, type ChatMessage, type TrainablePolicy, writeFileAtomic } from '@agentflow/core';
 import { type SupervisedFineTuneSettings, supervisedFineTune } from '../engine/supervised-fine-tune';
-import type { OpenedLoraPolicy } from '../policy/open-lora-policy';
+import type { OpenedPolicy } from '../policy/opened-policy';
 import { abandonedEarly, checkWarmStartAttempt, type WarmStartAttempt, type WarmStartCheck, warmStartInitSeed } from './warm-start-check';
 
 /** One supervised sample: a decision's prompt messages and the completion to learn (`@agentflow/flow`'s `DemonstrationSample` is one). */
@@ -10,10 +10,10 @@ export interface SupervisedSample {
   completion: string;
 }
 
-/** What the warm start needs of an opened policy; `openLoraPolicy`'s result is one. */
+/** What the warm start needs of an opened policy; `openLoraPolicy`'s and `openFullPolicy`'s results are. */
 export interface WarmStartPolicy {
   policy: Pick<TrainablePolicy, 'accumulateGradients' | 'applyGradients' | 'save'> & { release(): Promise<void> };
-  encodeExample: OpenedLoraPolicy['encodeExample'];
+  encodeExample: OpenedPolicy['encodeExample'];
 }
 
 /** Settings of {@link runSupervisedWarmStart}: supervisedFineTune's, the check, where it writes, and the pieces it calls. */
@@ -24,13 +24,13 @@ export interface SupervisedWarmStartSettings<Policy extends WarmStartPolicy> ext
   samples: readonly SupervisedSample[];
   /** Checks each attempt and retries failing ones from a new initialisation; null: one attempt, accepted whatever it reached. */
   check: WarmStartCheck | null;
-  /** The adapter's checkpoint, saved after every epoch (and once with 0 epochs); emptied before a new attempt. */
+  /** The policy's checkpoint (an adapter, or a model folder when it trains in full), saved after every epoch (and once with 0 epochs); emptied before a new attempt. */
   checkpointDir: string;
   /** The progress file (attempt, epochs done, their losses, the failed attempts), written atomically after every epoch: a killed warm start resumes from it at the next epoch. */
   progressPath: string;
   /** Makes what an attempt's policy opens on, e.g. a random model drawn with `initSeed`; called before every open (a resume too: keep it idempotent). */
   prepare?(initSeed: number): Promise<void>;
-  /** Opens the attempt's policy: the adapter saved in `checkpointDir` when there is one (with its optimiser state), else a fresh one drawn with `initSeed`. */
+  /** Opens the attempt's policy: what is saved in `checkpointDir` when there is something (with its optimiser state), else a fresh adapter drawn with `initSeed` (or the weights as they are). */
   openPolicy(initSeed: number): Promise<Policy>;
   /** Accuracy of the trained policy on the held-back tasks, for the check; absent (or null) when none are held back. */
   heldOutAccuracy?(policy: Policy, attempt: number): Promise<number | null>;

@@ -1,6 +1,7 @@
-import { lstatSync, readFileSync, realpathSync, type Stats, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { AgentFlowError, describeValue } from '@agentflow/core';
+import { type CountedJsonContainer, checkJsonStructure } from './json-structure';
 
 /** Largest JSON file of a model folder read whole (config.json, the shard index of a 235B model is ~2 MB). */
 export const MAX_FOLDER_JSON_BYTES = 64 * 1024 * 1024;
@@ -66,24 +67,102 @@ export function requiredFolderFile(dir: string, name: string, what: string): str
   return path;
 }
 
+/** How deep a model folder's JSON file may nest (config.json nests 3 levels, tokenizer.json 6). */
+export const MAX_FOLDER_JSON_DEPTH = 64;
+
 /**
- * Reads and parses a JSON file of a model folder, refusing one over {@link MAX_FOLDER_JSON_BYTES}
- * or that is not UTF-8 before it is parsed.
+ * The offset of the first byte of `bytes` that does not start or continue a UTF-8 character
+ * (overlong forms, surrogates and code points past U+10FFFF included), or -1 when all is UTF-8.
  */
-export function readFolderJson(path: string): unknown {
-  const { size } = statSync(path);
-  if (size > MAX_FOLDER_JSON_BYTES) {
-    throw refuse(`${path} is ${size} bytes; a model folder's JSON file is at most ${MAX_FOLDER_JSON_BYTES}.`, { path, size });
+export function invalidUtf8Offset(bytes: Uint8Array): number {
+  for (let index = 0; index < bytes.length; ) {
+    const lead = bytes[index] as number;
+    if (lead < 0x80) {
+      index++;
+      continue;
+    }
+    const continuation = lead >= 0xc2 && lead <= 0xdf ? 1 : lead >= 0xe0 && lead <= 0xef ? 2 : lead >= 0xf0 && lead <= 0xf4 ? 3 : 0;
+    if (continuation === 0) return index;
+    // The second byte's range excludes overlong forms (E0, F0), surrogates (ED) and past U+10FFFF (F4).
+    const low = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80;
+    const high = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf;
+    for (let next = 1; next <= continuation; next++) {
+      const byte = bytes[index + next];
+      if (byte === undefined || byte < (next === 1 ? low : 0x80) || byte > (next === 1 ? high : 0xbf)) return index + next;
+    }
+    index += continuation + 1;
   }
-  let text: string;
+  return -1;
+}
+
+/**
+ * Reads a file of a model folder (a path from {@link folderFile}) as UTF-8 text, refusing one
+ * over `maxBytes` before reading it. `what` names the kind of file in the error ("a
+ * tokenizer.json"). The file is opened without blocking and checked again once open, so a FIFO
+ * or device swapped in after folderFile's check is refused rather than read.
+ */
+export function readFolderText(path: string, maxBytes: number, what: string): string {
+  let fd: number;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(path));
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (cause) {
-    throw new AgentFlowError({ code: 'PARSE_ERROR', message: `${path} is not UTF-8 text.`, cause, details: { path } });
+    throw new AgentFlowError({ code: 'NOT_FOUND', message: `Cannot open ${path}: ${(cause as Error).message}`, cause, details: { path } });
   }
+  let bytes: Buffer;
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw refuse(`${path} is ${kindOf(stats)}; expected a regular file.`, { path });
+    if (stats.size > maxBytes) {
+      throw refuse(`${path} is ${stats.size} bytes; ${what} is at most ${maxBytes} bytes (${formatMiB(maxBytes)}).`, { path, size: stats.size, maxBytes });
+    }
+    // At most the size seen once open: a file that grows meanwhile is read up to it.
+    bytes = Buffer.allocUnsafe(stats.size);
+    let filled = 0;
+    while (filled < bytes.length) {
+      const read = readSync(fd, bytes, filled, bytes.length - filled, null);
+      if (read === 0) break;
+      filled += read;
+    }
+    bytes = bytes.subarray(0, filled);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (cause) {
+    const offset = invalidUtf8Offset(bytes);
+    const byte = bytes[offset];
+    throw new AgentFlowError({
+      code: 'PARSE_ERROR',
+      message: `${path} is not UTF-8 text: the byte ${byte === undefined ? '(end of file)' : `0x${byte.toString(16).padStart(2, '0')}`} at offset ${offset} does not start or continue a UTF-8 character; save it as UTF-8.`,
+      cause,
+      details: { path, offset },
+    });
+  }
+}
+
+function formatMiB(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/**
+ * Parses JSON text of a model folder's file, refusing text nested deeper than
+ * {@link MAX_FOLDER_JSON_DEPTH} (code that walks the value recurses) or with more entries in a
+ * `counted` container than its bound, before it is parsed.
+ */
+export function parseFolderJson(text: string, path: string, counted: readonly CountedJsonContainer[] = []): unknown {
+  checkJsonStructure(text, path, { maxDepth: MAX_FOLDER_JSON_DEPTH, counted });
   try {
     return JSON.parse(text);
   } catch (cause) {
     throw new AgentFlowError({ code: 'PARSE_ERROR', message: `${path} is not valid JSON: ${(cause as Error).message}`, cause, details: { path } });
   }
+}
+
+/**
+ * Reads and parses a JSON file of a model folder, refusing one over {@link MAX_FOLDER_JSON_BYTES},
+ * that is not UTF-8 or that nests deeper than {@link MAX_FOLDER_JSON_DEPTH} before it is parsed.
+ */
+export function readFolderJson(path: string): unknown {
+  return parseFolderJson(readFolderText(path, MAX_FOLDER_JSON_BYTES, "a model folder's JSON file"), path);
 }

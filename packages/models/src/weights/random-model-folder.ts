@@ -1,10 +1,10 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
 import { AgentFlowError } from '@agentflow/core';
 import { getModelPreset } from '../config/presets';
 import type { Qwen3Config } from '../config/qwen3-config';
 import { byteLevelVocabSize } from '../tokenizer/byte-level-tokenizer';
 import { loadTokenizer, type ModelTokenizer } from '../tokenizer/load-tokenizer';
+import { readTokenizerFile, tokenIdBound } from '../tokenizer/tokenizer-files';
 import { saveModelFolder, type WeightDtype } from './model-folder';
 import { createRandomModel } from './random-model';
 
@@ -36,7 +36,8 @@ export interface RandomModelFolder {
 
 /** The id of tokenizer_config.json's `eos_token`, when it names one token. */
 function tokenizerEosId(dir: string, tokenizer: ModelTokenizer): number | undefined {
-  const tokenizerConfig = JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8')) as { eos_token?: string | { content?: string } | null };
+  // Checked as loadTokenizer checked it (it loaded from this folder just before).
+  const tokenizerConfig = (readTokenizerFile(dir, 'tokenizer_config.json', tokenIdBound(dir))?.value ?? {}) as { eos_token?: string | { content?: string } | null };
   const eos = tokenizerConfig.eos_token;
   const text = typeof eos === 'string' ? eos : eos?.content;
   if (!text) return undefined;

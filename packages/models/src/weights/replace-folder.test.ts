@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { folderSiblings, writeFolderAtomic } from './replace-folder';
+import { folderSiblings, restoreInterruptedFolder, writeFolderAtomic } from './replace-folder';
 
 const write = (text: string) => async (partial: string) => {
   mkdirSync(join(partial, 'nested'));
@@ -44,6 +44,25 @@ describe('writeFolderAtomic', () => {
     expect(seen).toBe('old');
     expect(read(dir)).toBe('old');
     expect(existsSync(partial) || existsSync(previous)).toBe(false);
+  });
+
+  it('puts the old folder back over an empty one made after the kill (a checkpoint folder created before it is read), and leaves a written one alone', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'atomic-'));
+    const dir = join(root, 'checkpoint');
+    const { previous } = folderSiblings(dir);
+    await writeFolderAtomic(dir, write('old'));
+    renameSync(dir, previous);
+    mkdirSync(dir);
+    restoreInterruptedFolder(dir);
+    expect(read(dir)).toBe('old');
+    expect(existsSync(previous)).toBe(false);
+    // A new folder in place: `previous` is a leftover of a finished replacement, not restored.
+    mkdirSync(previous);
+    restoreInterruptedFolder(dir);
+    expect(read(dir)).toBe('old');
+    await writeFolderAtomic(dir, write('new'));
+    expect(read(dir)).toBe('new');
+    expect(existsSync(previous)).toBe(false);
   });
 
   it('refuses a path that is a file', async () => {

@@ -32,6 +32,24 @@ function syncTree(dir: string): void {
 }
 
 /**
+ * Puts back the folder a {@link writeFolderAtomic} replacement left at `<dir>.previous` when it
+ * was killed between its two renames: when `dir` is absent, or an empty folder (a caller that
+ * creates its checkpoint folders before writing them makes one), and `<dir>.previous` exists, the
+ * old folder, whole, is renamed back to `dir`. Call it before reading a folder that such a
+ * replacement may have been writing; otherwise it does nothing.
+ */
+export function restoreInterruptedFolder(dir: string): void {
+  const target = resolve(dir);
+  const { previous } = folderSiblings(target);
+  if (!existsSync(previous)) return;
+  if (existsSync(target)) {
+    if (!statSync(target).isDirectory() || readdirSync(target).length > 0) return;
+    rmSync(target, { recursive: true, force: true });
+  }
+  renameSync(previous, target);
+}
+
+/**
  * Writes the folder `dir` whole or not at all. `fill` writes into an empty sibling,
  * `<dir>.partial`; once it returns, the files are flushed and the folder is renamed into place.
  * When `dir` exists it is replaced: renamed to `<dir>.previous`, the new folder renamed in, the
@@ -41,7 +59,8 @@ function syncTree(dir: string): void {
  * before each rename, for a crash of the machine on a journaling file system): `dir` is the old
  * folder or the complete new one, never a mix. Between the two renames of a replacement (two
  * system calls) `dir` is absent and the old folder is whole at `<dir>.previous`; the next call
- * for `dir` puts it back before anything else. A failure of `fill` removes `<dir>.partial` and
+ * for `dir` (or restoreInterruptedFolder) puts it back before anything else, also over an empty
+ * `dir` made since. A failure of `fill` removes `<dir>.partial` and
  * leaves `dir` as it was; a kill leaves `<dir>.partial` behind, which the next call removes.
  * Two processes writing the same `dir` at once are not supported.
  */
@@ -55,8 +74,7 @@ export async function writeFolderAtomic(dir: string, fill: (partial: string) => 
       details: { dir: target },
     });
   }
-  // A replacement killed between its renames: the old folder is whole at `previous`.
-  if (!existsSync(target) && existsSync(previous)) renameSync(previous, target);
+  restoreInterruptedFolder(target);
   rmSync(previous, { recursive: true, force: true });
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });

@@ -17,6 +17,24 @@ function transposeLast(g: GraphBuilder, x: Tensor): Tensor {
   return g.transpose(x, perm);
 }
 
+/**
+ * The gradient of a 2-D weight `w` that every row of `x` [..., m, k] met, from the upstream
+ * gradient `gy` [..., m, n]: the sum over all leading axes of x^T gy, as ONE Gemm over the
+ * flattened rows (transA: no transposed copy of either operand, no [..., k, n] per-row products
+ * summed afterwards, which for a batch of 4 rows of a linear layer would be 4 weight-sized
+ * tensors). `transposedWeight`: w is [n, k] (y = x w^T), so the result is gy^T x; else w is
+ * [k, n] (y = x w) and the result is x^T gy. Undefined when the shapes do not allow it (a
+ * batched or symbolic weight), and the caller falls back to the general rule.
+ */
+function weightGradient(g: GraphBuilder, x: Tensor, gy: Tensor, w: Tensor, transposedWeight: boolean): Tensor | undefined {
+  if (w.shape.length !== 2 || x.shape.length < 2 || !w.shape.every((dim) => typeof dim === 'number')) return undefined;
+  const [k, n] = transposedWeight ? [w.shape[1] as number, w.shape[0] as number] : [w.shape[0] as number, w.shape[1] as number];
+  const rows = x.shape.length === 2 ? x : g.reshape(x, [-1, k]); // [rows, k]
+  const upstreamRows = gy.shape.length === 2 ? gy : g.reshape(gy, [-1, n]); // [rows, n]
+  const [left, right] = transposedWeight ? [upstreamRows, rows] : [rows, upstreamRows];
+  return g.op('Gemm', [left, right], { attributes: { transA: 1 }, outputs: [{ dtype: w.dtype, shape: w.shape }] })[0]!;
+}
+
 /** A rule for a broadcasting binary operator from the local gradients of both operands. */
 function binaryRule(local: (context: GradientContext, gy: Tensor) => [() => Tensor, () => Tensor]): GradientRule {
   return (context) => {
@@ -165,7 +183,7 @@ export const gradientRules: Record<string, GradientRule> = {
     }
     return [
       needs[0] ? reduceToShape(g, g.matmul(gy, transposeLast(g, b)), a) : undefined, // [..., m, k]
-      needs[1] ? reduceToShape(g, g.matmul(transposeLast(g, a), gy), b) : undefined, // [..., k, n]
+      needs[1] ? (weightGradient(g, a, gy, b, false) ?? reduceToShape(g, g.matmul(transposeLast(g, a), gy), b)) : undefined, // [..., k, n]
     ];
   },
   // a @ b^T as matmulTransposed emits it (transA 0, transB 1, alpha 1).
@@ -182,7 +200,7 @@ export const gradientRules: Record<string, GradientRule> = {
     const [a, b, gy] = [input(context, 0), input(context, 1), upstream(context)];
     return [
       needs[0] ? reduceToShape(g, g.matmul(gy, b), a) : undefined, // [..., m, n] x [..., n, k]
-      needs[1] ? reduceToShape(g, g.matmul(transposeLast(g, gy), a), b) : undefined, // [..., n, m] x [..., m, k]
+      needs[1] ? (weightGradient(g, a, gy, b, true) ?? reduceToShape(g, g.matmul(transposeLast(g, gy), a), b)) : undefined, // [..., n, m] x [..., m, k]
     ];
   },
   Softmax: (context) => {

@@ -185,10 +185,30 @@ describe('gradient graph construction', () => {
     g.gradients(loss, [w]);
     const model = onnxProto.onnx.ModelProto.decode(g.toBytes());
     const count = (opType: string) => (model.graph?.node ?? []).filter((node) => node.opType === opType).length;
-    // Only dW = tanh(x)^T @ dY: one extra MatMul, and nothing flows back into x's Tanh.
-    expect(count('MatMul')).toBe(2);
+    // Only dW = tanh(x)^T @ dY: one Gemm, and nothing flows back into x's Tanh.
+    expect(count('MatMul')).toBe(1);
+    expect(count('Gemm')).toBe(1);
     expect(count('Tanh')).toBe(1);
     expect(g.summary().nodes - before).toBeLessThan(12);
+  });
+
+  it("takes a weight's gradient over every row of a batch as one Gemm, not per-row products summed", () => {
+    const g = createGraphBuilder();
+    const x = g.input('x', 'float32', ['batch', 'sequence', 8]);
+    const w = g.input('w', 'float32', [4, 8]);
+    const v = g.input('v', 'float32', [4, 3]);
+    const loss = g.reduceSum(g.matmul(g.matmulTransposed(x, w), v), [0, 1, 2]);
+    const [dW, dV] = g.gradients(loss, [w, v]);
+    expect([dW!.shape, dV!.shape]).toEqual([
+      [4, 8],
+      [4, 3],
+    ]);
+    const model = onnxProto.onnx.ModelProto.decode(g.toBytes());
+    const count = (opType: string) => (model.graph?.node ?? []).filter((node) => node.opType === opType).length;
+    // [batch, sequence, ...] rows flattened to 2-D: no [batch, 4, 8] products, no sum over the batch, no transposed copy.
+    expect(count('Gemm')).toBe(2);
+    expect(count('ReduceSum')).toBe(1); // the loss's own
+    expect(count('Transpose')).toBe(1); // v^T, for the gradient flowing back into x w^T; none for either weight's
   });
 
   it('declares embedding-table gradients with the table shape', () => {

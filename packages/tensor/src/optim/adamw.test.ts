@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentFlowError } from '@agentflow/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createAdamW } from './adamw';
+import { adamWStep, createAdamW, loadAdamWState, saveAdamWState } from './adamw';
+import type { AdamWState } from './optimizer-types';
 import { clipGradientsByGlobalNorm, globalGradientNorm } from './gradient-clipping';
 import { learningRateAt } from './schedules';
 
@@ -63,6 +64,46 @@ describe('AdamW', () => {
     for (let step = 4; step < 8; step++) resumed.step(parameters, gradientAt(step));
     expect(Array.from(parameters.w)).toEqual(Array.from(straightParameters.w));
     expect(Array.from(parameters.b)).toEqual(Array.from(straightParameters.b));
+  });
+
+  it('adamWStep on a state the caller keeps matches createAdamW bit for bit, updating that state in place', () => {
+    const settings = { weightDecay: 0.1, maxGradNorm: 0.5, decays: (name: string) => name !== 'b' };
+    const optimizer = createAdamW({ schedule: { kind: 'constant', learningRate: 0.05 }, ...settings });
+    const gradientAt = (step: number) => ({ w: Float32Array.from({ length: 7 }, (_, i) => Math.cos(step * 3 + i) * 10 ** (i - 4)), b: Float32Array.of(step - 2) });
+    const viaOptimizer = { w: Float32Array.from({ length: 7 }, (_, i) => i / 7 - 0.5), b: Float32Array.of(1) };
+    const viaStep = { w: viaOptimizer.w.slice(), b: viaOptimizer.b.slice() };
+    const state: AdamWState = { step: 0, moments: {} };
+    for (let step = 0; step < 6; step++) {
+      const expected = optimizer.step(viaOptimizer, gradientAt(step));
+      expect(adamWStep(state, viaStep, gradientAt(step), { ...settings, learningRate: 0.05 })).toEqual(expected);
+    }
+    expect(Array.from(viaStep.w)).toEqual(Array.from(viaOptimizer.w));
+    expect(Array.from(viaStep.b)).toEqual(Array.from(viaOptimizer.b));
+    const moments = state.moments.w!;
+    adamWStep(state, viaStep, gradientAt(6), { ...settings, learningRate: 0.05 });
+    // The same moment arrays, one step further: nothing was copied.
+    expect(state.moments.w).toBe(moments);
+    expect(state.step).toBe(7);
+    expect(() => adamWStep(state, viaStep, gradientAt(7), { learningRate: -1 })).toThrow(/learning rate must be >= 0, got -1/);
+  });
+
+  it('saveAdamWState / loadAdamWState: a kept state saved and read back continues as createAdamW.load does', async () => {
+    const settings = { schedule: { kind: 'constant' as const, learningRate: 0.05 }, weightDecay: 0.1 };
+    const gradientAt = (step: number) => ({ w: Float32Array.from({ length: 4 }, (_, i) => Math.sin(step + i)) });
+    const state: AdamWState = { step: 0, moments: {} };
+    const parameters = { w: Float32Array.of(0.5, -0.5, 1, 0) };
+    for (let step = 0; step < 3; step++) adamWStep(state, parameters, gradientAt(step), { ...settings, learningRate: 0.05 });
+    const folder = mkdtempSync(join(directory, 'kept-'));
+    await saveAdamWState(folder, state, settings);
+    const loaded = await loadAdamWState(folder);
+    expect(loaded.step).toBe(3);
+    expect(Array.from(loaded.moments.w!.v)).toEqual(Array.from(state.moments.w!.v));
+    const optimizer = createAdamW(settings);
+    await optimizer.load(folder);
+    const viaOptimizer = { w: parameters.w.slice() };
+    optimizer.step(viaOptimizer, gradientAt(3));
+    adamWStep(loaded, parameters, gradientAt(3), { ...settings, learningRate: 0.05 });
+    expect(Array.from(parameters.w)).toEqual(Array.from(viaOptimizer.w));
   });
 
   it('reports a missing checkpoint as CHECKPOINT_ERROR', async () => {

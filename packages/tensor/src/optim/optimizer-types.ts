@@ -26,6 +26,11 @@ export interface AdamWSettings {
   decays?: (name: string) => boolean;
 }
 
+/** Settings for one {@link adamWStep}: AdamW's hyper-parameters (defaults as {@link AdamWSettings}) and this step's learning rate. */
+export interface AdamWStepSettings extends Omit<AdamWSettings, 'schedule'> {
+  learningRate: number;
+}
+
 /** What one optimiser step did. */
 export interface OptimizerStepResult {
   /** Steps taken after this one (1 after the first). */
