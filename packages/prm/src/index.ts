@@ -115,13 +115,16 @@ export {
 /** The resumable labelling of trajectories into a labels file and a summary. */
 export { labelTrajectoriesToFile, type LabelSummary, type LabelTrajectoriesSettings } from './label/label-file';
 
-/** The PRM: settings, the model, training settings and report. */
+/** The PRM: settings (what trains with the head: `trainable`, head, LoRA or full), the model, training settings and report. */
 export {
   prmBackboneSchema,
   prmSettingsSchema,
+  prmTrainableSchema,
   type PrmBackbone,
   type PrmConfig,
   type PrmSettings,
+  type PrmTrainable,
+  type PrmTrainableSettings,
 } from './model/prm-settings';
 export {
   DEFAULT_PRM_TRAINING_BATCH_SIZE,
@@ -137,10 +140,11 @@ export { CONFIDENCE_FEATURE_COUNT, confidenceFeatures } from './model/confidence
 /** The regression head and its loss (as graph nodes for training, in float64 for validation). */
 export type { HeadParameters } from './model/head-graph';
 export { meanPrmLoss, PRM_LOSSES, type PrmLoss } from './model/prm-loss';
-/** Checkpoints: `prm-config.json`, `prm-head.safetensors`, `adapter/` (PEFT). */
+/** Checkpoints: `prm-config.json`, `prm-head.safetensors`, `adapter/` (PEFT), `backbone/` (a backbone trained in full, an HF folder). */
 export {
   loadPrm,
   PRM_ADAPTER_DIR,
+  PRM_BACKBONE_DIR,
   PRM_CONFIG_FILE,
   PRM_HEAD_FILE,
   prmCheckpointSchema,

@@ -22,14 +22,18 @@ export const CONFIDENCE = 'confidence';
  * each row. `last_token` [batch, sequence] is one-hot at that position, so right padding
  * works and the selection is a product (differentiable, unlike an index).
  */
-export function buildFeatureGraph(config: Qwen3Config, weights: ModelWeights, lora?: LoraLayout): GraphBuilder {
+export function buildFeatureGraph(
+  config: Qwen3Config,
+  weights: ModelWeights,
+  lora?: LoraLayout,
+): { graph: GraphBuilder; weightNames: string[] } {
   const graph = createGraphBuilder({ name: 'prm-backbone' });
   const loraTensors = lora ? declareLoraInputs(graph, lora) : undefined;
   const decoder = buildDecoder(graph, config, weights, { kvCache: false, ...(loraTensors ? { lora: loraTensors } : {}) });
   const lastToken = graph.input(LAST_TOKEN, 'float32', ['batch', 'sequence']); // [batch, sequence]
   const selected = graph.mul(decoder.hidden, graph.unsqueeze(lastToken, [2])); // [batch, sequence, hidden]
   graph.output(graph.reduceSum(selected, [1]), FEATURES_OUTPUT); // [batch, hidden]
-  return graph;
+  return { graph, weightNames: [...decoder.weights.bound().keys()] };
 }
 
 /** Right-padded feeds for rows of token ids: ids, mask, positions, the one-hot last token. */
@@ -63,6 +67,8 @@ export function paddedFeeds(rows: readonly (readonly number[])[]): Record<string
 /** Runs the feature graph in batches. */
 export interface FeatureExtractor {
   readonly hiddenSize: number;
+  /** The backbone weights the PRM reads, by Hugging Face name (every one but an untied LM head). */
+  readonly weightNames: readonly string[];
   /** [rows, hidden] row-major, in the order of `rows`. */
   features(rows: readonly (readonly number[])[], adapter?: LoraAdapter): Promise<Float32Array>;
   release(): Promise<void>;
@@ -70,18 +76,22 @@ export interface FeatureExtractor {
 
 /**
  * Creates the backbone session. Rows are sorted by length before batching so that each
- * batch pads little, and the features are put back in the caller's order.
+ * batch pads little, and the features are put back in the caller's order. With `hostWeights`
+ * the session reads the weights' arrays on every run, on CUDA too (tensor's
+ * SessionSettings.hostWeights): what a backbone trained in place needs.
  */
 export async function createFeatureExtractor(
   runtime: TensorRuntime,
   config: Qwen3Config,
   weights: ModelWeights,
-  settings: { batchSize: number; lora?: LoraLayout },
+  settings: { batchSize: number; lora?: LoraLayout; hostWeights?: boolean },
 ): Promise<FeatureExtractor> {
-  const session: TensorSession = await createGraphSession(runtime, buildFeatureGraph(config, weights, settings.lora), 'prm-backbone');
+  const built = buildFeatureGraph(config, weights, settings.lora);
+  const session: TensorSession = await createGraphSession(runtime, built.graph, 'prm-backbone', { hostWeights: settings.hostWeights ?? false });
   const hiddenSize = config.hiddenSize;
   return {
     hiddenSize,
+    weightNames: built.weightNames,
     async features(rows, adapter) {
       const out = new Float32Array(rows.length * hiddenSize);
       const order = rows.map((_, index) => index).sort((a, b) => rows[a]!.length - rows[b]!.length);

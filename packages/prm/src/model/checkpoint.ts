@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AgentFlowError, writeFileAtomic } from '@agentflow/core';
-import { getModelPreset, loadLoraAdapter, loadQwen3Config, saveLoraAdapter } from '@agentflow/models';
+import { getModelPreset, loadLoraAdapter, loadQwen3Config, saveLoraAdapter, saveModelFolder, type TokenizerSource } from '@agentflow/models';
 import { readSafetensors, writeSafetensors } from '@agentflow/tensor';
 import { z } from 'zod';
 import { assemblePrm, type Prm } from './prm';
@@ -11,13 +11,15 @@ import { type PrmConfig, prmSettingsSchema } from './prm-settings';
 export const PRM_CONFIG_FILE = 'prm-config.json';
 export const PRM_HEAD_FILE = 'prm-head.safetensors';
 export const PRM_ADAPTER_DIR = 'adapter';
+/** The backbone trained in full, a Hugging Face model folder (trainable kind full). */
+export const PRM_BACKBONE_DIR = 'backbone';
 
 /** `prm-config.json`: everything but the tensors. */
 export const prmCheckpointSchema = z
   .object({
     format: z.literal('agentflow-prm').describe('Marks the folder as a PRM checkpoint.'),
     version: z.literal(1).describe('Layout version of the folder.'),
-    settings: prmSettingsSchema.describe('The settings the PRM was created with (backbone, LoRA, limits).'),
+    settings: prmSettingsSchema.describe('The settings the PRM was created with (backbone, what trains, limits).'),
     hiddenSize: z.number().int().positive().describe('Width of the head: the backbone hidden size, plus the confidence features when they are on.'),
     trainingLabelMean: z.number().optional().describe('Mean training label (the constant baseline), once trained.'),
   })
@@ -26,9 +28,11 @@ export type PrmCheckpoint = z.infer<typeof prmCheckpointSchema>;
 
 /**
  * Saves a PRM: `prm-config.json`, the head as `prm-head.safetensors` (`score.weight`
- * [1, hidden] and `score.bias` [1], the layout of a PyTorch `Linear(hidden, 1)`), and the
- * LoRA adapter in the PEFT layout under `adapter/`. A random backbone is stored as its
- * preset and seed (it is rebuilt bit for bit); a folder backbone by its absolute path.
+ * [1, hidden] and `score.bias` [1], the layout of a PyTorch `Linear(hidden, 1)`), the
+ * LoRA adapter in the PEFT layout under `adapter/`, and a backbone trained in full as a
+ * Hugging Face model folder under `backbone/` (models' saveModelFolder, float32; the tokenizer
+ * files of a folder backbone copied, the byte-level one for a preset). A random backbone is
+ * otherwise stored as its preset and seed, a folder backbone as its absolute path.
  */
 export async function savePrm(prm: Prm, dir: string): Promise<void> {
   const settings =
@@ -45,6 +49,12 @@ export async function savePrm(prm: Prm, dir: string): Promise<void> {
     { format: 'pt' },
   );
   if (prm.adapter) await saveLoraAdapter(join(dir, PRM_ADAPTER_DIR), prm.adapter);
+  if (prm.config.trainable.kind === 'full') {
+    const backbone = prm.config.backbone;
+    // A folder backbone's tokenizer goes with its weights, so the saved folder loads on its own.
+    const tokenizer: TokenizerSource | undefined = backbone.kind === 'folder' ? { copyFrom: backbone.path } : undefined;
+    await saveModelFolder(join(dir, PRM_BACKBONE_DIR), prm.model, tokenizer ? { tokenizer } : {});
+  }
   const checkpoint: PrmCheckpoint = {
     format: 'agentflow-prm',
     version: 1,
@@ -94,10 +104,19 @@ export async function loadPrm(
     });
   }
   const config = { ...checkpoint.settings, ...overrides };
+  const backboneFolder = join(dir, PRM_BACKBONE_DIR);
+  if (config.trainable.kind === 'full' && !existsSync(join(backboneFolder, 'config.json'))) {
+    throw new AgentFlowError({
+      code: 'CHECKPOINT_ERROR',
+      message: `${dir} is a PRM whose backbone trained in full, but ${backboneFolder} holds no model folder (config.json); the checkpoint is incomplete: save it again.`,
+      details: { dir },
+    });
+  }
   const prm = await assemblePrm(config, {
     head: { weight: Float32Array.from(weight.data as Float32Array), bias: Float32Array.from(bias.data as Float32Array) },
     ...(checkpoint.trainingLabelMean === undefined ? {} : { trainingLabelMean: checkpoint.trainingLabelMean }),
-    ...(config.lora ? { adapter: await loadAdapter(dir, config) } : {}),
+    ...(config.trainable.kind === 'lora' ? { adapter: await loadAdapter(dir, config) } : {}),
+    ...(config.trainable.kind === 'full' ? { backboneFolder } : {}),
   });
   return prm;
 }

@@ -1,6 +1,33 @@
 import { loraSettingsSchema } from '@agentflow/models';
 import { z } from 'zod';
 
+/**
+ * What trains with the head: nothing else (`head`, the backbone frozen), a LoRA adapter on the
+ * backbone (`lora`), or the backbone's own weights (`full`, except the `frozen` ones).
+ */
+export const prmTrainableSchema = z
+  .discriminatedUnion('kind', [
+    z.strictObject({
+      kind: z.literal('head').describe('The head alone, on features of the frozen backbone computed once (seconds).'),
+    }),
+    z.strictObject({
+      kind: z.literal('lora').describe('A LoRA adapter on the backbone, trained with the head through one training graph.'),
+      ...loraSettingsSchema.shape,
+    }),
+    z.strictObject({
+      kind: z.literal('full').describe("Every weight of the backbone the PRM reads, trained with the head (an untied LM head is not read, so it stays as it is)."),
+      frozen: z
+        .array(z.string().min(1))
+        .default([])
+        .describe(
+          'Backbone weights kept frozen, as Hugging Face names where `*` stands for any run of characters, dots included (e.g. "model.embed_tokens.weight", "model.layers.*.input_layernorm.weight"); each pattern must match a weight. Default none.',
+        ),
+    }),
+  ])
+  .describe('What trains with the head: { kind: "head" } (default), { kind: "lora", rank, alpha, ... } or { kind: "full", frozen?: [patterns] }.');
+export type PrmTrainableSettings = z.input<typeof prmTrainableSchema>;
+export type PrmTrainable = z.output<typeof prmTrainableSchema>;
+
 /** Where the PRM's backbone comes from. */
 export const prmBackboneSchema = z.discriminatedUnion('kind', [
   z
@@ -29,14 +56,17 @@ export const prmBackboneSchema = z.discriminatedUnion('kind', [
 export type PrmBackbone = z.infer<typeof prmBackboneSchema>;
 
 /** What `createPrm` builds. */
-export const prmSettingsSchema = z
+const prmSettingsObject = z
   .object({
     backbone: prmBackboneSchema
       .default({ kind: 'random', preset: 'tiny', seed: 0 })
       .describe('The Qwen3 backbone: the tiny preset by default (the reference system uses Qwen3-0.6B).'),
+    trainable: prmTrainableSchema
+      .optional()
+      .describe('What trains with the head: the head alone (default), LoRA on the backbone, or the backbone in full.'),
     lora: loraSettingsSchema
       .optional()
-      .describe('LoRA on the backbone; absent (default) freezes the backbone and trains the head only.'),
+      .describe('The earlier spelling of trainable: { kind: "lora", ...lora }; give one of the two, not both.'),
     input: z
       .enum(['text', 'chat'])
       .default('text')
@@ -60,5 +90,24 @@ export const prmSettingsSchema = z
     intraOpThreads: z.number().int().positive().optional().describe('ONNX Runtime threads per operator (default: its own).'),
   })
   .strict();
+
+/**
+ * What `createPrm` builds. `lora` (the earlier spelling) becomes `trainable: { kind: 'lora', ... }`,
+ * so a parsed config names what trains in `trainable` alone; both at once are refused.
+ */
+export const prmSettingsSchema = prmSettingsObject
+  .superRefine((settings, context) => {
+    if (settings.lora !== undefined && settings.trainable !== undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['lora'],
+        message: `lora is the earlier spelling of trainable: { kind: 'lora', ... }, but trainable is also given (kind ${settings.trainable.kind}); give one of the two`,
+      });
+    }
+  })
+  .transform(({ lora, trainable, ...rest }) => {
+    const resolved: PrmTrainable = trainable ?? (lora ? { kind: 'lora', ...lora } : { kind: 'head' });
+    return { ...rest, trainable: resolved };
+  });
 export type PrmSettings = z.input<typeof prmSettingsSchema>;
 export type PrmConfig = z.output<typeof prmSettingsSchema>;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PRM_LOSSES } from './prm-loss';
 
 /**
- * Examples per optimiser step when `batchSize` is not set. With LoRA on the backbone each step is
+ * Examples per optimiser step when `batchSize` is not set. With LoRA on the backbone (or the backbone trained in full) each step is
  * one forward and backward pass over that many inputs, so it is also the rows of the PRM's
  * training session in a memory plan.
  */
@@ -27,7 +27,27 @@ export const prmTrainingSettingsSchema = z
       .positive()
       .default(2e-4)
       .describe('AdamW learning rate of the LoRA matrices, when the PRM has LoRA (QLoRA, Dettmers et al. 2023: 2e-4 for 7B-13B).'),
-    weightDecay: z.number().nonnegative().default(0).describe('Decoupled weight decay of the head weight (not the bias).'),
+    backboneLearningRate: z
+      .number()
+      .positive()
+      .default(1e-5)
+      .describe(
+        "AdamW learning rate of the backbone's own weights, when the PRM trains it in full (trainable kind full); the head keeps `learningRate`. Default 1e-5, the order of full fine-tuning of a pretrained reward model (InstructGPT, Ouyang et al. 2022: 9e-6 for its 6B reward model); a random tiny backbone takes 1e-3.",
+      ),
+    maxGradNorm: z
+      .number()
+      .nonnegative()
+      .default(1)
+      .describe(
+        'Trained in full: the gradients of the backbone and the head are clipped together to this global L2 norm before each step (0: no clipping). Default 1.0, transformers\' TrainingArguments.max_grad_norm. Head-only and LoRA training do not clip.',
+      ),
+    weightDecay: z
+      .number()
+      .nonnegative()
+      .default(0)
+      .describe(
+        "Decoupled weight decay of the head weight (not the bias) and, trained in full, of the backbone's matrices (not its norms or biases: models' decaysWeight).",
+      ),
     validationFraction: z
       .number()
       .min(0)
@@ -45,7 +65,7 @@ export const prmTrainingSettingsSchema = z
       .boolean()
       .default(false)
       .describe(
-        "With LoRA on the backbone: recompute each layer's activations in the backward pass instead of keeping them (the same gradients for about one more forward pass; the training step keeps the residual stream at each layer instead of every layer's activations).",
+        "With LoRA on the backbone or the backbone trained in full: recompute each layer's activations in the backward pass instead of keeping them (the same gradients for about one more forward pass; the training step keeps the residual stream at each layer instead of every layer's activations).",
       ),
   })
   .strict();

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { syntheticExamples } from '../__fixtures__/synthetic-examples';
 import { constantPredictorMse, meanSquaredError } from '../metrics/regression';
 import { loadPrm, savePrm } from './checkpoint';
-import { buildLoraTrainingGraph } from './lora-training-graph';
+import { buildBackboneTrainingGraph } from './backbone-training-graph';
 import { createPrm } from './prm';
 import { createPrmScorer } from './prm-scorer';
 
@@ -79,7 +79,7 @@ describe('createPrm with LoRA on the backbone', () => {
     const config = getModelPreset('tiny');
     const model = createRandomModel(config, 1);
     const layout = loraLayoutOf(config, { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'], useRslora: false });
-    const nodes = (recompute: boolean) => buildLoraTrainingGraph(config, model.weights, layout, 'mse', 0, recompute).summary().nodes;
+    const nodes = (recompute: boolean) => buildBackboneTrainingGraph(config, model.weights, { kind: 'lora', layout }, 'mse', 0, recompute).graph.summary().nodes;
     expect(nodes(true)).toBeGreaterThan(nodes(false) + 20 * config.numHiddenLayers);
   });
 

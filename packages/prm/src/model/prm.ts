@@ -1,17 +1,18 @@
 import type { ChatMessage, StepScoringInput } from '@agentflow/core';
-import { AgentFlowError, describeValue } from '@agentflow/core';
+import { AgentFlowError, assertNever, describeValue } from '@agentflow/core';
 import {
-  createGraphSession,
   createLoraAdapter,
   createRandomModel,
   getModelPreset,
   type LoraAdapter,
+  type LoraLayout,
   loadModel,
   loadTokenizer,
   loraLayoutOf,
   type Qwen3Model,
+  trainableWeightNames,
 } from '@agentflow/models';
-import { createRuntime, type TensorSession } from '@agentflow/tensor';
+import { createRuntime } from '@agentflow/tensor';
 import type { PrmExample } from '../example/prm-example';
 import { renderStepInput } from '../example/render-input';
 import { createFeatureExtractor, type FeatureExtractor } from './backbone-features';
@@ -19,10 +20,8 @@ import { CONFIDENCE_FEATURE_COUNT, confidenceFeatures, describeStep } from './co
 import { createHeadSessions, type HeadParameters, type HeadSessions } from './head-graph';
 import { type PrmConfig, type PrmSettings, prmSettingsSchema } from './prm-settings';
 import { type PrmTrainingReport, type PrmTrainingSettings, prmTrainingSettingsSchema } from './prm-training-settings';
-import { buildLoraTrainingGraph } from './lora-training-graph';
-import { createHeadTrainer, pickRows } from './train-head';
-import { createLoraTrainer } from './train-lora';
-import { runTrainingLoop, type TrainableScorer } from './training-loop';
+import { createPrmTrainer, type PrmBackboneTraining } from './prm-trainer';
+import { runTrainingLoop } from './training-loop';
 
 /**
  * A process reward model: a Qwen3 backbone and a sigmoid regression head on its last token
@@ -33,7 +32,13 @@ export interface Prm {
   readonly model: Qwen3Model;
   /** The head, updated in place by training. */
   readonly head: HeadParameters;
+  /** The LoRA adapter, updated in place by training; undefined unless `trainable` is LoRA. */
   readonly adapter: LoraAdapter | undefined;
+  /**
+   * The backbone weights that train with the head, by Hugging Face name, when `trainable` is full
+   * (updated in place in `model.weights`); empty otherwise.
+   */
+  readonly trainedWeights: readonly string[];
   /** Mean label of the training set, once trained (the constant baseline of `prm eval`). */
   trainingLabelMean: number | undefined;
   /** Token ids the backbone reads for a rendered step (truncated to keep the end). */
@@ -57,8 +62,12 @@ interface Backbone {
   encodeChat?: (messages: readonly ChatMessage[]) => number[];
 }
 
-/** Loads or creates the backbone's weights and tokenizer. */
-async function loadBackbone(config: PrmConfig): Promise<Backbone> {
+/**
+ * Loads or creates the backbone's weights and tokenizer. `trainedFolder`, a backbone trained in
+ * full and saved by `savePrm`, holds the weights (and, for a folder backbone, the tokenizer
+ * files copied from it) in place of the configured source.
+ */
+async function loadBackbone(config: PrmConfig, trainedFolder?: string): Promise<Backbone> {
   const backbone = config.backbone;
   if (backbone.kind === 'random') {
     if (config.input === 'chat') {
@@ -67,11 +76,12 @@ async function loadBackbone(config: PrmConfig): Promise<Backbone> {
         message: "PRM input 'chat' reads the planner's prompt through the backbone's chat template, but a random backbone has none: use a folder backbone (the planner) or input 'text'.",
       });
     }
-    const model = createRandomModel(getModelPreset(backbone.preset), backbone.seed);
+    const model = trainedFolder ? await loadModel(trainedFolder) : createRandomModel(getModelPreset(backbone.preset), backbone.seed);
     // Byte-level: the tiny preset's tokenizer maps each UTF-8 byte to the id of the same value.
     return { model, encode: (text) => Array.from(Buffer.from(text, 'utf8')) };
   }
-  const [model, tokenizer] = await Promise.all([loadModel(backbone.path), loadTokenizer(backbone.path, backbone.chatTemplateKwargs ? { chatTemplateKwargs: backbone.chatTemplateKwargs } : {})]);
+  const path = trainedFolder ?? backbone.path;
+  const [model, tokenizer] = await Promise.all([loadModel(path), loadTokenizer(path, backbone.chatTemplateKwargs ? { chatTemplateKwargs: backbone.chatTemplateKwargs } : {})]);
   return { model, encode: (text) => tokenizer.encode(text), encodeChat: (messages) => tokenizer.encodeChat(messages) };
 }
 
@@ -86,24 +96,75 @@ function encodeChatStep(backbone: Backbone, input: StepScoringInput & { id?: str
   return [...backbone.encodeChat(input.prompt), ...backbone.encode(input.completion)];
 }
 
-/** Internal: builds a PRM from parsed settings and optional saved state. */
+/**
+ * The backbone weights that train in full: those the `frozen` patterns leave (each pattern must
+ * match a weight of the model), among those the PRM reads.
+ */
+function fullyTrainedWeights(model: Qwen3Model, frozen: readonly string[], read: readonly string[]): string[] {
+  const readable = new Set(read);
+  const names = trainableWeightNames(model.weights.keys(), frozen).filter((name) => readable.has(name));
+  if (names.length === 0) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `PRM trainable full: the frozen patterns ${describeValue(frozen)} leave no weight the PRM reads to train (it reads ${describeValue(read, 200)}); freeze fewer, or use trainable kind head.`,
+    });
+  }
+  return names;
+}
+
+/** What trains with the head, in the form a PRM holds it (the LoRA adapter; the names of the weights trained in full). */
+function backboneTraining(
+  trainable: PrmConfig['trainable'],
+  lora: { adapter: LoraAdapter; layout: LoraLayout } | undefined,
+  fullWeights: (frozen: readonly string[]) => string[],
+): PrmBackboneTraining {
+  switch (trainable.kind) {
+    case 'head':
+      return { kind: 'head' };
+    case 'lora':
+      if (!lora) throw new AgentFlowError({ code: 'INTERNAL', message: 'A PRM with LoRA was assembled without its adapter.' });
+      return { kind: 'lora', ...lora };
+    case 'full':
+      return { kind: 'full', weightNames: fullWeights(trainable.frozen) };
+    default:
+      return assertNever(trainable, 'PRM trainable set');
+  }
+}
+
+/** Internal: builds a PRM from parsed settings and optional saved state (`backboneFolder`: a backbone trained in full). */
 export async function assemblePrm(
   config: PrmConfig,
-  state: { head?: HeadParameters; adapter?: LoraAdapter; trainingLabelMean?: number } = {},
+  state: { head?: HeadParameters; adapter?: LoraAdapter; backboneFolder?: string; trainingLabelMean?: number } = {},
 ): Promise<Prm> {
-  const backbone = await loadBackbone(config);
+  const backbone = await loadBackbone(config, state.backboneFolder);
   const { model } = backbone;
   const hiddenSize = model.config.hiddenSize;
   const runtime = createRuntime({
     device: config.device,
     ...(config.intraOpThreads === undefined ? {} : { intraOpThreads: config.intraOpThreads }),
   });
-  const adapter = config.lora ? (state.adapter ?? createLoraAdapter(model.config, config.lora, 0)) : undefined;
+  const { trainable } = config;
+  let adapter: LoraAdapter | undefined;
+  if (trainable.kind === 'lora') {
+    const { kind: _kind, ...lora } = trainable;
+    adapter = state.adapter ?? createLoraAdapter(model.config, lora, 0);
+  }
   const layout = adapter ? loraLayoutOf(model.config, adapter.config) : undefined;
   const extractor: FeatureExtractor = await createFeatureExtractor(runtime, model.config, model.weights, {
     batchSize: config.batchSize,
     ...(layout ? { lora: layout } : {}),
+    // Trained in full, the weights change in place: a CUDA session must read them from the host.
+    hostWeights: trainable.kind === 'full',
   });
+  let training: PrmBackboneTraining;
+  try {
+    training = backboneTraining(trainable, adapter && layout ? { adapter, layout } : undefined, (frozen) =>
+      fullyTrainedWeights(model, frozen, extractor.weightNames),
+    );
+  } catch (error) {
+    await extractor.release();
+    throw error;
+  }
   const extraFeatures = config.confidence ? CONFIDENCE_FEATURE_COUNT : 0;
   const headWidth = hiddenSize + extraFeatures;
   let heads: HeadSessions = await createHeadSessions(runtime, headWidth);
@@ -138,6 +199,7 @@ export async function assemblePrm(
     model,
     head,
     adapter,
+    trainedWeights: training.kind === 'full' ? training.weightNames : [],
     trainingLabelMean: state.trainingLabelMean,
     encode,
     encodeStep,
@@ -156,7 +218,7 @@ export async function assemblePrm(
     },
     async train(examples, settings = {}) {
       const { onEpoch, ...rest } = settings;
-      const training = prmTrainingSettingsSchema.parse(rest);
+      const trainingConfig = prmTrainingSettingsSchema.parse(rest);
       const usable = examples.filter((example) => example.action !== null);
       for (const example of usable) {
         if (!(example.label >= 0 && example.label <= 1)) {
@@ -170,56 +232,34 @@ export async function assemblePrm(
       const extras = extrasOf(usable);
       const labels = Float32Array.from(usable, (example) => example.label);
       await heads.release();
-      heads = await createHeadSessions(runtime, headWidth, training.loss);
-      let trainer: TrainableScorer;
-      let loraSession: TensorSession | undefined;
-      if (adapter && layout) {
-        loraSession = await createGraphSession(
-          runtime,
-          buildLoraTrainingGraph(model.config, model.weights, layout, training.loss, extraFeatures, training.recompute),
-          'prm-lora-train',
-        );
-        trainer = createLoraTrainer({
-          session: loraSession,
-          layout,
-          adapter,
-          parameters: head,
-          tokens,
-          labels,
-          hiddenSize,
-          ...(extraFeatures ? { extra: { features: extras, width: extraFeatures } } : {}),
-          learningRate: training.learningRate,
-          loraLearningRate: training.loraLearningRate,
-          weightDecay: training.weightDecay,
-          predict: async (indices) =>
-            heads.score(
-              headInputs(
-                await extractor.features(indices.map((index) => tokens[index]!), adapter),
-                pickRows(extras, indices, extraFeatures),
-              ),
-              head,
-            ),
-        });
-      } else {
-        trainer = createHeadTrainer({
-          head: heads,
-          parameters: head,
-          features: headInputs(await extractor.features(tokens), extras),
-          labels,
-          learningRate: training.learningRate,
-          weightDecay: training.weightDecay,
-        });
-      }
-      const report = await runTrainingLoop({
-        model: trainer,
+      heads = await createHeadSessions(runtime, headWidth, trainingConfig.loss);
+      const { trainer, release } = await createPrmTrainer({
+        runtime,
+        model,
+        training,
+        config: trainingConfig,
+        extractor,
+        heads,
+        head,
+        tokens,
         labels,
-        trajectoryIds: usable.map((example) => example.trajectoryId),
-        config: training,
-        ...(onEpoch ? { onEpoch } : {}),
+        extras,
+        extraFeatures,
+        headInputs,
       });
-      await loraSession?.release();
-      prm.trainingLabelMean = report.trainingLabelMean;
-      return report;
+      try {
+        const report = await runTrainingLoop({
+          model: trainer,
+          labels,
+          trajectoryIds: usable.map((example) => example.trajectoryId),
+          config: trainingConfig,
+          ...(onEpoch ? { onEpoch } : {}),
+        });
+        prm.trainingLabelMean = report.trainingLabelMean;
+        return report;
+      } finally {
+        await release();
+      }
     },
     async release() {
       await extractor.release();
@@ -231,8 +271,9 @@ export async function assemblePrm(
 
 /**
  * Creates a PRM: a Qwen3 backbone of any size (the tiny preset with random weights by
- * default, or a Hugging Face folder), optionally with LoRA, and a sigmoid regression head
- * on the hidden state of the last token, all run through ONNX Runtime.
+ * default, or a Hugging Face folder) and a sigmoid regression head on the hidden state of the
+ * last token, all run through ONNX Runtime. `trainable` says what trains with the head: nothing
+ * (`head`, the default), a LoRA adapter (`lora`), or the backbone's weights (`full`).
  */
 export async function createPrm(settings: PrmSettings = {}): Promise<Prm> {
   const parsed = prmSettingsSchema.safeParse(settings);

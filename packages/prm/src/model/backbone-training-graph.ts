@@ -1,0 +1,99 @@
+import { AgentFlowError, assertNever, describeValue } from '@agentflow/core';
+import {
+  buildDecoder,
+  declareLoraInputs,
+  type LoraTensors,
+  loraInputName,
+  type ModelWeights,
+  type Qwen3Config,
+  type TrainedTensors,
+} from '@agentflow/models';
+import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
+import { CONFIDENCE, LAST_TOKEN } from './backbone-features';
+import { HEAD_BIAS, HEAD_WEIGHT, LABELS, LOSS } from './head-graph';
+import { type PrmLoss, prmLossGraph } from './prm-loss';
+
+/** A built PRM training graph and the names of what it differentiates (each output as `grad.<name>`). */
+export interface BackboneTrainingGraph {
+  graph: GraphBuilder;
+  /** The backbone's trained tensors (LoRA input names, or Hugging Face weight names), then the head's two inputs. */
+  trained: string[];
+}
+
+/**
+ * The backbone, last-token selection, the sigmoid head and the loss in one graph (with
+ * `extraFeatures`, a `confidence` input [batch, extraFeatures] the head also reads), with the
+ * gradients of the loss with respect to the head and to what trains in the backbone (outputs
+ * `grad.<name>`): with LoRA, every LoRA matrix (declared as inputs, the base weights frozen
+ * initializers); in full, the named base weights as the decoder binds them (models'
+ * `WeightInitializers.bound()`, the mechanism of the policy's training graph), so a tied
+ * embedding gets one gradient. With `recompute`, the backward pass recomputes each layer's
+ * activations from the layer boundaries.
+ */
+export function buildBackboneTrainingGraph(
+  config: Qwen3Config,
+  weights: ModelWeights,
+  trained: TrainedTensors,
+  loss: PrmLoss,
+  extraFeatures = 0,
+  recompute = false,
+): BackboneTrainingGraph {
+  const graph = createGraphBuilder({ name: `prm-${trained.kind}-train-${loss}` });
+  const lora = trained.kind === 'lora' ? declareLoraInputs(graph, trained.layout) : undefined;
+  const decoder = buildDecoder(graph, config, weights, { kvCache: false, ...(lora ? { lora } : {}) });
+  const lastToken = graph.input(LAST_TOKEN, 'float32', ['batch', 'sequence']); // [batch, sequence]
+  const hidden = graph.reduceSum(graph.mul(decoder.hidden, graph.unsqueeze(lastToken, [2])), [1]); // [batch, hidden]
+  // With extra features (confidence), the head reads [hidden, extra] side by side.
+  const features =
+    extraFeatures > 0 ? graph.concat([hidden, graph.input(CONFIDENCE, 'float32', ['batch', extraFeatures])], 1) : hidden;
+  const weight = graph.input(HEAD_WEIGHT, 'float32', [config.hiddenSize + extraFeatures, 1]);
+  const bias = graph.input(HEAD_BIAS, 'float32', [1]);
+  const scores = graph.sigmoid(graph.squeeze(graph.add(graph.matmul(features, weight), bias), [1])); // [batch]
+  const labels = graph.input(LABELS, 'float32', ['batch']); // [batch]
+  const mean = prmLossGraph(graph, scores, labels, loss); // []
+  graph.output(mean, LOSS);
+  const wrt: (readonly [string, SymbolicTensor])[] = [
+    ...backboneTensors(trained, lora, decoder.weights.bound()),
+    [HEAD_WEIGHT, weight],
+    [HEAD_BIAS, bias],
+  ];
+  graph
+    .gradients(
+      mean,
+      wrt.map(([, tensor]) => tensor),
+      recompute ? { recompute: decoder.boundaries } : {},
+    )
+    .forEach((gradient, index) => {
+      graph.output(gradient, `grad.${wrt[index]![0]}`);
+    });
+  return { graph, trained: wrt.map(([name]) => name) };
+}
+
+/** [name, tensor] of the backbone's trained tensors: LoRA inputs, or bound weights in `trained`'s order. */
+function backboneTensors(
+  trained: TrainedTensors,
+  lora: ReadonlyMap<string, LoraTensors> | undefined,
+  bound: ReadonlyMap<string, SymbolicTensor>,
+): (readonly [string, SymbolicTensor])[] {
+  switch (trained.kind) {
+    case 'lora':
+      return [...(lora ?? new Map<string, LoraTensors>()).entries()].flatMap(([path, tensors]) => [
+        [loraInputName(path, 'A'), tensors.a] as const,
+        [loraInputName(path, 'B'), tensors.b] as const,
+      ]);
+    case 'full':
+      return trained.weights.map((name) => {
+        const tensor = bound.get(name);
+        if (!tensor) {
+          throw new AgentFlowError({
+            code: 'NOT_FOUND',
+            message: `The PRM's training graph reads no weight ${describeValue(name)}; it reads ${describeValue([...bound.keys()], 400)}.`,
+            details: { name },
+          });
+        }
+        return [name, tensor] as const;
+      });
+    default:
+      return assertNever(trained);
+  }
+}
