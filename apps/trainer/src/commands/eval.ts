@@ -1,8 +1,7 @@
-import { AgentFlowError } from '@agentflow/core';
+import { AgentFlowError, collectOverrides } from '@agentflow/core';
 import { isEvalDirectory } from '@agentflow/eval';
 import type { Command } from 'commander';
 import type { RegisterCommand } from './command-context';
-import { collectOverrides } from '../config/overrides';
 import { runBenchmarkCommand } from './eval/benchmark-command';
 import { BENCHMARK_OPTIONS, type BenchmarkOptions, type EvalCommandOptions } from './eval/eval-options';
 import { EVAL_DEFAULTS } from './eval/eval-settings';

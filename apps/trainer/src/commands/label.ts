@@ -1,4 +1,4 @@
-import { loadConfig } from '../config/load-config';
+import { loadConfig } from '@agentflow/core';
 import { runConfigSchema } from '../config/schema';
 import type { RegisterCommand } from './command-context';
 import { labelOptionsSchema } from './label/label-options';

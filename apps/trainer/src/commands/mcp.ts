@@ -1,6 +1,5 @@
-import { AgentFlowError } from '@agentflow/core';
+import { AgentFlowError, loadConfig } from '@agentflow/core';
 import { serveMcpOverStdio } from '@agentflow/executor';
-import { loadConfig } from '../config/load-config';
 import { runConfigSchema } from '../config/schema';
 import type { RegisterCommand } from './command-context';
 import { type McpCommandOptions, buildMcpRegistry } from './mcp/build-mcp-registry';

@@ -1,5 +1,4 @@
-import { AgentFlowError } from '@agentflow/core';
-import { collectOverrides } from '../config/overrides';
+import { AgentFlowError, collectOverrides } from '@agentflow/core';
 import { createPythonTool } from '@agentflow/executor';
 import { dryRunChecks, formatDryRun } from '../pipeline/dry-run';
 import { openRun, resolveConfig } from '../pipeline/open-run';

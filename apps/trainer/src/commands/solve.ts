@@ -1,12 +1,11 @@
 import { resolve } from 'node:path';
-import { AgentFlowError, type Trajectory } from '@agentflow/core';
+import { AgentFlowError, loadConfig, type Trajectory } from '@agentflow/core';
 import { answerFormatFor, checkAnswer } from '@agentflow/eval';
 import { createAgent, createCrossTaskMemory } from '@agentflow/flow';
 import { createToolSet } from '@agentflow/executor';
 import { type ChatModelConnection, createChatModelFromSpec, createDeadline, parseChatModelSpec, parsePlannerSpec } from '@agentflow/llm';
 import { createSqliteMemoryStore } from '@agentflow/memory';
 import { createCompactPromptTemplate, createFullPromptTemplate } from '@agentflow/planner';
-import { loadConfig } from '../config/load-config';
 import { runConfigSchema } from '../config/schema';
 import type { CommandContext, RegisterCommand } from './command-context';
 import { createPlannerModel } from './solve/cli-models';

@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgentFlowError } from '@agentflow/core';
-import { collectOverrides } from '../config/overrides';
+import { AgentFlowError, collectOverrides } from '@agentflow/core';
 import { stamp } from '../pipeline/open-run';
 import { runSweep } from '../sweep/run-sweep';
 import { readSweepPlan, recordSweepPlan, sweepPlanOf } from '../sweep/sweep-plan';

@@ -1,5 +1,5 @@
 import type { RegisterCommand } from './command-context';
-import { collectOverrides } from '../config/overrides';
+import { collectOverrides } from '@agentflow/core';
 import { runPipelineCommand } from './run';
 
 /** One stage of the pipeline in an existing run directory; earlier stages must be done. */

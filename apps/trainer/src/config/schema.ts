@@ -1,8 +1,10 @@
 import { chatEndpointSchema, rolloutsSettingsSchema } from '@agentflow/llm';
-import { loraShapeSchema, loraShapeSchemaWithDefaults, warmStartCheckSchema } from '@agentflow/models';
+import { loraShapeSchema, loraShapeSchemaWithDefaults, trainableSetSchema, warmStartCheckSchema } from '@agentflow/models';
 import { crossTaskMemoryConfigSchema } from '@agentflow/flow';
+import { promptTemplateConfigSchema } from '@agentflow/planner';
 import { z } from 'zod';
 import { taskSourceSettingsSchemaWith } from '@agentflow/eval';
+import { prmTrainableConfigSchema, prmTrainableConflict } from './prm-trainable';
 import { trainSchema } from './train-schema';
 
 const modelSource = z
@@ -50,26 +52,7 @@ export const runConfigSchema = z
           .max(1_000)
           .default(5)
           .describe("Planner decisions per task at most, the finish included; the run refuses a value below the longest demonstration's decision count."),
-        prompt: z
-          .discriminatedUnion('kind', [
-            z
-              .object({
-                kind: z.literal('compact'),
-                maxPromptChars: z.number().int().positive().default(480).describe('Character budget of the whole prompt.'),
-                maxOutputChars: z.number().int().positive().default(120).describe('Characters of each tool output shown.'),
-              })
-              .strict()
-              .describe('One short message with each tool output on one line: for a small planner trained from scratch (the embedded default).'),
-            z
-              .object({
-                kind: z.literal('full'),
-                memoryBudgetChars: z.number().int().positive().default(6000).describe('Character budget of the rendered step log (about 1.5k tokens).'),
-              })
-              .strict()
-              .describe('A system message with the tool catalogue and a user message with the task: for pretrained LLMs (Qwen3).'),
-          ])
-          .prefault({ kind: 'compact' })
-          .describe("The planner's prompt template (@agentflow/planner)."),
+        prompt: promptTemplateConfigSchema,
         chatTemplateKwargs: z
           .record(z.string(), z.unknown())
           .default({ enable_thinking: false })
@@ -110,6 +93,11 @@ export const runConfigSchema = z
         warmupSteps: z.number().int().nonnegative().default(20),
         batchSize: z.number().int().positive().default(16),
         check: warmStartCheckSchema,
+        trainable: trainableSetSchema
+          .default({ kind: 'lora' })
+          .describe(
+            "What the warm start trains: { kind: lora } (default), an adapter of policy.lora's shape on the planner, saved as a PEFT folder in checkpoints/policy-warm and merged into models/planner-warm for what follows; { kind: full, frozen?: [patterns] }, every weight of the planner but the frozen ones, saved as a Hugging Face folder in checkpoints/policy-warm, which is then the warm planner itself (nothing merged). warmStart.learningRate 1e-2 works in full too (the default world, seeds 0 and 1: loss 0.036 and 0.037, held-out 62.5% and 72.5%, both at the first attempt; 1e-3 did as well on seed 0: see the trainer README).",
+          ),
       })
       .strict()
       .prefault({}),
@@ -184,7 +172,10 @@ export const runConfigSchema = z
         lora: loraShapeSchema
           .nullable()
           .default(null)
-          .describe('LoRA on the PRM backbone, trained with the head; null (the default) trains the head alone on frozen features, in seconds.'),
+          .describe(
+            'LoRA on the PRM backbone, trained with the head; null (the default) trains the head alone on frozen features, in seconds. The earlier spelling of prm.trainable { kind: lora, rank, alpha }: not with prm.trainable.',
+          ),
+        trainable: prmTrainableConfigSchema,
         input: z
           .enum(['text', 'chat'])
           .default('chat')
@@ -205,6 +196,13 @@ export const runConfigSchema = z
             "Learning rate of the PRM head: 1e-2 (the PRM package's default; a head alone with confidence features: the same held-out MSE at 3e-2). With LoRA on input 'chat' use 1e-3: the planner's last hidden state has a norm near sqrt(hidden), and at 1e-2 one Adam step moved the head's logit by about 1 while the adapter trained (validation loss swung from 0.14 to 0.30).",
           ),
         loraLearningRate: z.number().positive().default(1e-3).describe('Learning rate of the PRM LoRA matrices.'),
+        backboneLearningRate: z
+          .number()
+          .positive()
+          .default(1e-5)
+          .describe(
+            "Learning rate of the PRM backbone's own weights with prm.trainable.kind full (the head keeps prm.learningRate): @agentflow/prm's default, 1e-5, for a pretrained backbone; not measured on the world's tiny planner, where a random tiny backbone took 1e-3.",
+          ),
         scoringBatchSize: z.number().int().positive().default(16).describe('Steps the PRM scores in one backbone run during DAPO (its activations grow with it).'),
         epochs: z.number().int().positive().default(80).describe('PRM training epochs at most (the default run: its best at epoch 23, stopped at 35).'),
         patience: z.number().int().positive().default(12).describe('Epochs without a better validation loss before the PRM stops (best parameters kept).'),
@@ -216,6 +214,23 @@ export const runConfigSchema = z
   })
   .strict()
   .superRefine((config, context) => {
+    const prmConflict = prmTrainableConflict(config.prm);
+    if (prmConflict) context.addIssue({ code: 'custom', path: ['prm', 'trainable'], message: prmConflict });
+    // vLLM servers load each step's LoRA adapter; a planner trained in full has none to send.
+    if (config.train.trainable.kind === 'full' && config.policy.rollouts.kind === 'vllm') {
+      context.addIssue({
+        code: 'custom',
+        path: ['train', 'trainable'],
+        message: 'train.trainable full cannot roll out on policy.rollouts.kind vllm: vLLM servers receive LoRA adapters, not whole weights; train LoRA (train.trainable.kind: lora) or roll out locally (policy.rollouts.kind: local)',
+      });
+    }
+    if (config.warmStart.trainable.kind === 'full' && config.train.trainable.kind === 'lora' && config.train.lora === null) {
+      context.addIssue({
+        code: 'custom',
+        path: ['train', 'lora'],
+        message: 'train.lora null trains the warm-start adapter on, but warmStart.trainable full leaves no adapter; give train.lora a shape (a fresh adapter on the warm planner) or set train.trainable.kind: full',
+      });
+    }
     // A preset planner is the world's: its tokenizer is learned from the world's demonstrations.
     if ('preset' in config.policy.model && config.task.kind !== 'world') {
       context.addIssue({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './load-config';
-import { isPlainObject } from './plain-object';
+import { loadConfig } from '@agentflow/core';
+import { isPlainObject } from '@agentflow/core';
 import { runConfigSchema } from './schema';
 
 type Leaf = { path: string[]; value: unknown };

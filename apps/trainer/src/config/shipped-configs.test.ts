@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { dapoConfigSchema } from '@agentflow/dapo';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './load-config';
+import { loadConfig } from '@agentflow/core';
 import { runConfigSchema } from './schema';
 
 const configs = join(__dirname, '..', '..', '..', '..', 'configs');
@@ -36,7 +36,7 @@ describe('the train block is @agentflow/dapo\'s schema', () => {
   it('takes every key of the DAPO schema', () => {
     // Every key has a value, but the optional dr-grpo budget and micro-batch token budget, which can be set.
     const keys = Object.keys(dapoConfigSchema.shape).filter((key) => key !== 'drGrpoTokenBudget' && key !== 'microBatchTokens');
-    expect(Object.keys(parse({})).sort()).toEqual([...keys, 'lora', 'evaluationTasks'].sort());
+    expect(Object.keys(parse({})).sort()).toEqual([...keys, 'trainable', 'lora', 'evaluationTasks'].sort());
     expect(parse({ aggregation: 'dr-grpo', drGrpoTokenBudget: 512 })).toMatchObject({ aggregation: 'dr-grpo', drGrpoTokenBudget: 512 });
     expect(parse({ microBatchTokens: 4096 })).toMatchObject({ microBatchTokens: 4096 });
   });

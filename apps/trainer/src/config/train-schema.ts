@@ -1,7 +1,7 @@
 import { dapoConfigSchema } from '@agentflow/dapo';
-import { loraShapeSchema } from '@agentflow/models';
+import { loraShapeSchema, trainableSetSchema } from '@agentflow/models';
 import { z } from 'zod';
-import { isPlainObject } from './plain-object';
+import { isPlainObject } from '@agentflow/core';
 
 /**
  * Where the embedded default departs from @agentflow/dapo's own defaults (which are the DAPO
@@ -11,6 +11,7 @@ import { isPlainObject } from './plain-object';
  * the default's whole object.
  */
 export const TRAIN_DEFAULTS = {
+  trainable: { kind: 'lora' },
   lora: { rank: 16, alpha: 32 },
   evaluationTasks: 40,
   groupSize: 8,
@@ -51,7 +52,7 @@ export function layOver(defaults: unknown, value: unknown): unknown {
 /**
  * The `train` block: @agentflow/dapo's own schema (every knob: epsLow / epsHigh, aggregation,
  * overlong shaping with maxLength and cacheLength, dynamic sampling, updateEpochs, KL..., and
- * its cross-field checks), laid over {@link TRAIN_DEFAULTS}, plus the two settings of the
+ * its cross-field checks), laid over {@link TRAIN_DEFAULTS}, plus the three settings of the
  * trainer's DAPO stage.
  */
 export const trainSchema = z.preprocess(
@@ -62,10 +63,13 @@ export const trainSchema = z.preprocess(
   },
   dapoConfigSchema
     .safeExtend({
+      trainable: trainableSetSchema.describe(
+        "What DAPO trains: { kind: lora } (default), an adapter (train.lora); { kind: full, frozen?: [patterns] }, every weight of the warm planner (models/planner-warm, or checkpoints/policy-warm after a full warm start) but the frozen ones, checkpointed as Hugging Face folders (checkpoints/policy-final among them), with the warm planner loaded from its folder as the KL reference (one more copy of the model). Full needs its own train.learningRate, 1e-4 on the default world (LoRA's 5e-3 took held-out accuracy from 70% to 0% at step 1, 3e-4 to 50% in 30 steps; 1e-4 gave 70.0 -> 81.7% and 70.0 -> 75.0% on seeds 0 and 1: see the trainer README), and local rollouts: vLLM receives adapters, not whole weights.",
+      ),
       lora: loraShapeSchema
         .nullable()
         .describe(
-          "A fresh LoRA for DAPO on the warm-started planner with its adapter merged (B = 0: step 1 starts at the warm policy, with Adam moments of its own); null: DAPO goes on training the warm-start adapter (policy.lora) and its Adam moments (at lr 3e-4 it barely moved, at 1e-3 it collapsed).",
+          "With train.trainable lora: a fresh LoRA for DAPO on the warm-started planner with its adapter merged (B = 0: step 1 starts at the warm policy, with Adam moments of its own); null: DAPO goes on training the warm-start adapter (policy.lora) and its Adam moments (at lr 3e-4 it barely moved, at 1e-3 it collapsed). Does not apply with train.trainable full (every weight trains, no adapter).",
         ),
       evaluationTasks: z
         .number()

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { type ChatEndpoint, probeChatEndpoint } from '@agentflow/llm';
 import { checkModelFolder } from '@agentflow/models';
+import { assertNever } from '@agentflow/core';
+import { prmTrainableOf } from '../config/prm-trainable';
 import type { RunConfig } from '../config/schema';
 import { type GuardedTaskSource, guardedTaskSource } from './pipeline-context';
 import { preflightProblems } from './preflight';
@@ -116,6 +118,31 @@ function memoryPlanCheck(config: RunConfig): DryRunCheck {
   }
 }
 
+/** "every weight" of the planner, and how many patterns keep some frozen. */
+const everyWeight = (frozen: readonly string[]) => `every weight${frozen.length > 0 ? ` but those of ${frozen.length} frozen pattern(s)` : ''}`;
+
+/** What DAPO trains, as the summary says it. */
+function dapoTrains(config: RunConfig): string {
+  const { trainable, lora } = config.train;
+  if (trainable.kind === 'full') return `${everyWeight(trainable.frozen)} of the warm planner`;
+  return lora ? `a fresh LoRA of rank ${lora.rank}` : "the planner's own adapter (policy.lora)";
+}
+
+/** What trains with the PRM's head, as the summary says it. */
+function prmTrains(config: RunConfig): string {
+  const trainable = prmTrainableOf(config.prm);
+  switch (trainable.kind) {
+    case 'head':
+      return 'head only';
+    case 'lora':
+      return `LoRA rank ${trainable.rank}`;
+    case 'full':
+      return `${everyWeight(trainable.frozen)} of the backbone (lr ${config.prm.backboneLearningRate}) and the head`;
+    default:
+      return assertNever(trainable, 'PRM trainable set');
+  }
+}
+
 export function formatDryRun(config: RunConfig, checks: readonly DryRunCheck[], stages: readonly string[]): string {
   const lines = [
     `Plan for ${config.name} (seed ${config.seed}, device ${config.device}, credit ${config.train.credit.kind}):`,
@@ -126,14 +153,12 @@ export function formatDryRun(config: RunConfig, checks: readonly DryRunCheck[], 
             config.task.teacher.errorRate > 0
               ? `, ${Math.round(config.task.teacher.errorRate * 100)}% with a mistake (${config.task.teacher.mistakes.join(', ')})`
               : ''
-          }`,
+          }, training ${config.warmStart.trainable.kind === 'full' ? everyWeight(config.warmStart.trainable.frozen) : `a LoRA of rank ${config.policy.lora.rank}`}`,
         ]
       : ['  warm start: none (the task source has no demonstrations); DAPO starts from the planner as it is']),
-    `  PRM: input ${config.prm.input}${config.prm.confidence ? ' + confidence' : ''}, ${config.prm.lora ? `LoRA rank ${config.prm.lora.rank}` : 'head only'}, ${config.prm.loss}, up to ${config.prm.epochs} epochs`,
+    `  PRM: input ${config.prm.input}${config.prm.confidence ? ' + confidence' : ''}, ${prmTrains(config)}, ${config.prm.loss}, up to ${config.prm.epochs} epochs`,
     `  label: ${config.label.kind === 'judge' ? `judge ${config.label.endpoint.model}${config.label.includeReference ? ' (with the reference answer)' : ''}` : `Monte-Carlo, ${config.label.samples} completions per step`}`,
-    `  DAPO: ${config.train.totalSteps} steps x ${config.train.promptsPerBatch} prompts x G=${config.train.groupSize}, lr ${config.train.learningRate}, credit ${config.train.credit.kind}, eps ${config.train.epsLow}/${config.train.epsHigh}, overlong ${config.train.overlong.enabled ? `on (L_max ${config.train.overlong.maxLength}, L_cache ${config.train.overlong.cacheLength})` : 'off'}, ${
-      config.train.lora ? `a fresh LoRA of rank ${config.train.lora.rank}` : "the planner's own adapter (policy.lora)"
-    }`,
+    `  DAPO: ${config.train.totalSteps} steps x ${config.train.promptsPerBatch} prompts x G=${config.train.groupSize}, lr ${config.train.learningRate}, credit ${config.train.credit.kind}, eps ${config.train.epsLow}/${config.train.epsHigh}, overlong ${config.train.overlong.enabled ? `on (L_max ${config.train.overlong.maxLength}, L_cache ${config.train.overlong.cacheLength})` : 'off'}, training ${dapoTrains(config)}`,
     ...memoryPlanLines(config),
     'Checks:',
     ...checks.map((check) => `  ${check.ok ? '✔' : '✘'} ${check.what}: ${check.detail}`),

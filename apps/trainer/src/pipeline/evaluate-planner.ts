@@ -1,5 +1,6 @@
 import { evaluatePlanner as evaluateOnTasks, type PlannerEvaluation, type TaskItem } from '@agentflow/eval';
-import { type RunAgent, runAgentJobs } from './agent';
+import { runAgentJobs } from '@agentflow/flow';
+import type { RunAgent } from './agent';
 import type { PipelineContext } from './pipeline-context';
 
 export type { PlannerEvaluation };
@@ -17,7 +18,7 @@ export function evaluatePlanner(
   return evaluateOnTasks({
     tasks: settings.tasks ?? context.source.split('test'),
     source: context.source,
-    runJobs: (jobs, onBatch) => runAgentJobs(agent, jobs, onBatch),
+    runJobs: (jobs, onBatch) => runAgentJobs(agent, jobs, { onBatch }),
     seed: context.config.seed,
     idPrefix: settings.idPrefix,
     ...(progressStage ? { onProgress: (completed: number, total: number) => context.emit({ type: 'progress', stage: progressStage, completed, total }) } : {}),

@@ -1,8 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgentFlowError, writeFileAtomic } from '@agentflow/core';
-import { loadConfig } from '../config/load-config';
-import { parseOverride } from '../config/overrides';
+import { AgentFlowError, loadConfig, parseOverride, writeFileAtomic } from '@agentflow/core';
 import { type RunConfig, runConfigSchema } from '../config/schema';
 import { openRunDirectory, type RunDirectory } from './run-directory';
 

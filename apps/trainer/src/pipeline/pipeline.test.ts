@@ -57,7 +57,7 @@ describe('agentflow run (shortened embedded default)', () => {
     expect(state.stages['warm-start']?.result).toMatchObject({ heldOutTasks: 4, attempts: [{ attempt: 0, ok: true }] });
     const prm = JSON.parse(readFileSync(join(out, 'checkpoints', 'prm', 'prm-config.json'), 'utf8'));
     expect(prm.settings).toMatchObject({ input: 'chat', confidence: true });
-    expect(prm.settings.lora).toBeUndefined();
+    expect(prm.settings.trainable).toEqual({ kind: 'head' });
     expect(existsSync(join(out, 'models', 'planner-warm', 'config.json'))).toBe(true);
     const adapter = JSON.parse(readFileSync(join(out, 'checkpoints', 'policy-final', 'adapter_config.json'), 'utf8')) as { r: number };
     expect(adapter.r).toBe(4);
@@ -77,7 +77,8 @@ describe('agentflow run (shortened embedded default)', () => {
     const state = stateOf(out) as { stages: Record<string, { result?: { demonstrations?: number } }> };
     expect(state.stages['warm-start']?.result?.demonstrations).toBe(16);
     const prm = JSON.parse(readFileSync(join(out, 'checkpoints', 'prm', 'prm-config.json'), 'utf8'));
-    expect(prm.settings).toMatchObject({ input: 'text', confidence: false, lora: { rank: 16, alpha: 32 } });
+    // prm.lora, the earlier spelling, is saved as what it means: trainable LoRA.
+    expect(prm.settings).toMatchObject({ input: 'text', confidence: false, trainable: { kind: 'lora', rank: 16, alpha: 32 } });
     expect(existsSync(join(out, 'checkpoints', 'prm', 'adapter', 'adapter_model.safetensors'))).toBe(true);
     // DAPO trained the warm-start adapter itself (its rank, 16), not a fresh one.
     const adapter = JSON.parse(readFileSync(join(out, 'checkpoints', 'policy-final', 'adapter_config.json'), 'utf8')) as { r: number };

@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AgentFlowError, appendJsonl, openStageLedger, readJsonl, type StageLedger, type StageState, stageStateSchema } from '@agentflow/core';
-import { readConfigFile, validateConfig } from '../config/load-config';
+import { AgentFlowError, appendJsonl, openStageLedger, readConfigFile, readJsonl, type StageLedger, type StageState, stageStateSchema, validateConfig } from '@agentflow/core';
 import type { MetricsRow } from '../report/run-summary';
 
 /**

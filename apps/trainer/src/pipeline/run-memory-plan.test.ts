@@ -5,7 +5,7 @@ import { DEFAULT_PREFILL_CHUNK_TOKENS, getModelPreset, loadQwen3Config, paramete
 import { openConfiguredTaskSource } from '@agentflow/eval';
 import { DEFAULT_PRM_TRAINING_BATCH_SIZE, prmTrainingSettingsSchema } from '@agentflow/prm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../config/load-config';
+import { loadConfig } from '@agentflow/core';
 import { runConfigSchema } from '../config/schema';
 import { formatDryRun } from './dry-run';
 import { runMemoryModels, runMemoryPlan } from './run-memory-plan';
@@ -55,6 +55,27 @@ describe('the memory plan of --dry-run', () => {
     const prmTraining = (...overrides: string[]) =>
       runMemoryPlan(load('prm.lora={rank: 16, alpha: 32}', ...overrides)).rows.find((row) => row.model === 'PRM' && row.part === 'training (activations)')!.bytes;
     expect(prmTraining()).toBeLessThan(prmTraining('policy.recompute=false') / 4);
+  });
+});
+
+describe('the memory plan of full-parameter training', () => {
+  it('counts every weight with its AdamW state when either phase trains in full, and the warm planner as a copy when DAPO does with a KL term', () => {
+    const plannerOf = (...overrides: string[]) => runMemoryModels(load(...overrides))[0]!;
+    expect(plannerOf()).toMatchObject({ loraRank: 64, trained: true });
+    expect(plannerOf().fullTraining).toBeUndefined();
+    expect(plannerOf('train.trainable.kind=full')).toMatchObject({ fullTraining: { reference: 'none' } });
+    expect(plannerOf('train.trainable.kind=full', 'train.klCoefficient=0.05')).toMatchObject({ fullTraining: { reference: 'copy' } });
+    expect(plannerOf('train.trainable.kind=full').loraRank).toBeUndefined();
+    expect(plannerOf('warmStart.trainable.kind=full', 'train.lora={rank: 16, alpha: 32}')).toMatchObject({ fullTraining: { reference: 'none' } });
+    // Qwen3-8B trained in full does not fit one H200; the plan says what LoRA would need.
+    const plan = runMemoryPlan(load('train.trainable.kind=full'));
+    expect(plan.rows.some((row) => row.model === 'planner' && row.part === 'full training')).toBe(true);
+    expect(plan.fits).toBe(false);
+    expect(plan.advice.join('\n')).toMatch(/LoRA/);
+    // The dry run's summary says what each phase trains.
+    const printed = formatDryRun(load('train.trainable.kind=full', 'warmStart.trainable={kind: full, frozen: ["model.embed_tokens.weight"]}'), [], ['train']);
+    expect(printed).toContain('training every weight of the warm planner');
+    expect(formatDryRun(load(), [], ['train'])).toContain("training the planner's own adapter (policy.lora)");
   });
 });
 

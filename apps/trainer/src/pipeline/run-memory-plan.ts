@@ -2,8 +2,18 @@ import { totalmem } from 'node:os';
 import { AgentFlowError } from '@agentflow/core';
 import { microBatchRanges } from '@agentflow/dapo';
 import { worldPlannerConfig, worldPlannerVocabCeiling } from '@agentflow/eval';
-import { loadQwen3Config, type MemoryPlan, type PlannedModel, type PlannedSession, planMemory, plannedPolicySessions, type Qwen3Config } from '@agentflow/models';
+import {
+  loadQwen3Config,
+  type MemoryPlan,
+  type PlannedModel,
+  type PlannedSession,
+  planMemory,
+  plannedPhaseTraining,
+  plannedPolicySessions,
+  type Qwen3Config,
+} from '@agentflow/models';
 import { DEFAULT_PRM_TRAINING_BATCH_SIZE } from '@agentflow/prm';
+import { prmTrainableOf } from '../config/prm-trainable';
 import type { RunConfig } from '../config/schema';
 
 /** What a CUDA plan assumes the GPU has when the config does not say: one H200. */
@@ -36,7 +46,8 @@ export function promptTokens(config: RunConfig): number {
 /**
  * The run's models and sessions as @agentflow/models' planMemory sees them: the planner
  * (generation unless rollouts go to vLLM, log-probs of DAPO micro-batches, the reference for the
- * KL term, the training step) and the PRM (scoring, and its training when it has LoRA).
+ * KL term, the training step; an adapter or, trained in full, every weight: plannedPhaseTraining)
+ * and the PRM (scoring, and its training when it has LoRA).
  */
 export function runMemoryModels(config: RunConfig): PlannedModel[] {
   const { policy, train } = config;
@@ -53,21 +64,33 @@ export function runMemoryModels(config: RunConfig): PlannedModel[] {
     recompute: policy.recompute,
     scoringName: `log-probs${train.klCoefficient > 0 ? ' and the KL reference' : ''}${policy.rollouts.kind === 'vllm' ? ' (rollouts on vLLM)' : ''}`,
   });
-  const lora = train.lora ?? policy.lora;
   // The PRM reads the planner's chat ('chat') or a plain rendering of the question and the step
   // ('text': estimated at the step's tokens plus 512 for the question).
   const prmSequence = config.prm.input === 'chat' ? sequence : policy.maxNewTokens + 512;
   const prmSessions: PlannedSession[] = [{ kind: 'scalar-head', name: 'step scoring', rows: config.prm.scoringBatchSize, sequence: prmSequence, training: false }];
-  // The PRM's LoRA training graph (@agentflow/prm) runs its default batch per step and recomputes its layers with the planner's setting.
-  if (config.prm.lora) {
+  // The PRM's training graph through the backbone (@agentflow/prm: LoRA or full) runs its default batch per step and recomputes its layers with the planner's setting.
+  const prmTrainable = prmTrainableOf(config.prm);
+  if (prmTrainable.kind !== 'head') {
     prmSessions.push({ kind: 'scalar-head', name: 'training', rows: DEFAULT_PRM_TRAINING_BATCH_SIZE, sequence: prmSequence, training: true, recompute: policy.recompute });
   }
   return [
-    { name: 'planner', config: modelConfig(policy.model, config.task), loraRank: lora.rank, trained: true, sessions },
+    {
+      name: 'planner',
+      config: modelConfig(policy.model, config.task),
+      // An adapter, or every weight when either phase trains in full (with DAPO's, a copy of the warm planner as the KL reference).
+      ...plannedPhaseTraining({
+        warm: { trainable: config.warmStart.trainable, lora: policy.lora },
+        trained: { trainable: train.trainable, lora: train.lora },
+        klReference: train.klCoefficient > 0,
+      }),
+      sessions,
+    },
     {
       name: 'PRM',
       config: modelConfig(config.prm.backbone, config.task),
-      ...(config.prm.lora ? { loraRank: config.prm.lora.rank, trained: true } : {}),
+      ...(prmTrainable.kind === 'lora' ? { loraRank: prmTrainable.rank, trained: true } : {}),
+      // In full, besides the gradient and moments, early stopping keeps a copy of the best epoch's weights: counted as the copy a reference would be.
+      ...(prmTrainable.kind === 'full' ? { fullTraining: { reference: 'copy' as const } } : {}),
       sessions: prmSessions,
     },
   ];

@@ -1,6 +1,5 @@
-import { skillScore } from '@agentflow/eval';
+import { escapeXml, type PlotSeries, percent, renderSvgPlot, skillScore } from '@agentflow/eval';
 import type { MetricsRow, RunSummary } from './run-summary';
-import { escapeXml, type PlotSeries, renderSvgPlot } from './svg-plot';
 
 /** What the report needs of one run. */
 export interface ReportRun {
@@ -26,8 +25,6 @@ function seriesOf(run: ReportRun, stage: string, key: string): PlotSeries {
   };
 }
 
-/** A fraction as a percentage with one decimal: 0.4667 -> 46.7%. */
-export const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
 const interval = (ci: [number, number]) => `[${percent(ci[0])}, ${percent(ci[1])}]`;
 
 function accuracyTable(runs: ReportRun[]): string {

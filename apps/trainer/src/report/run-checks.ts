@@ -1,6 +1,5 @@
-import { skillScore } from '@agentflow/eval';
+import { percent, skillScore } from '@agentflow/eval';
 import type { WarmStartAttempt } from '@agentflow/models';
-import { percent } from './render-report';
 import type { RunCheck } from './run-summary';
 
 /** A PRM whose held-out MSE is not at least this much below the constant predictor's carries almost no step signal. */

@@ -1,5 +1,6 @@
 import { appendJsonl, createRandom, readJsonl, type Trajectory, type Stage } from '@agentflow/core';
-import { createRunAgent, runAgentJobs } from '../pipeline/agent';
+import { runAgentJobs } from '@agentflow/flow';
+import { createRunAgent } from '../pipeline/agent';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { openPlannerCheckpoint, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
 
@@ -29,7 +30,8 @@ export const collectStage: Stage<PipelineContext> = {
     await runAgentJobs(
       createRunAgent(context, policy.languageModel),
       todo.map((job) => ({ question: job.item.question, taskId: job.item.id, trajectoryId: job.id, seed: job.seed })),
-      async (batch, finished) => {
+      {
+        onBatch: async (batch, finished) => {
         const scored = await Promise.all(
           batch.map(async (trajectory) => ({
             ...trajectory,
@@ -40,6 +42,7 @@ export const collectStage: Stage<PipelineContext> = {
         for (const trajectory of scored) await context.crossTask?.remember(trajectory, trajectory.outcomeReward);
         appendJsonl(run.paths.trajectories, scored);
         emit({ type: 'progress', stage: 'collect', completed: skipped + finished, total: seeded.length });
+        },
       },
     );
     await policy.policy.release();

@@ -14,7 +14,7 @@ import {
 } from '@agentflow/prm';
 import type { RunSummary } from '../report/run-summary';
 import type { PipelineContext } from '../pipeline/pipeline-context';
-import { plannerLora } from '../pipeline/planner-checkpoints';
+import { plannerPhases } from '../pipeline/planner-checkpoints';
 import { collectedStepsAdvice, labelSummaryPath, labelsPath, trajectoriesToLabel } from './label';
 
 export type PrmStageResult = RunSummary['prm'] & { trainExamples: number; bestEpoch: number };
@@ -44,7 +44,7 @@ function nothingToLearnError(context: PipelineContext, lines: number): AgentFlow
  * Trains the regression-head PRM on the step labels of three quarters of the labelled
  * trajectories and measures it on the rest (split by trajectory, so no trajectory is on both
  * sides). The backbone is the warm-started planner (its adapter merged), read frozen unless
- * `prm.lora` is set; the head learns.
+ * `prm.trainable` (or `prm.lora`) trains LoRA on it or its weights in full; the head learns.
  */
 export const trainPrmStage: Stage<PipelineContext> = {
   name: 'train-prm',
@@ -62,13 +62,15 @@ export const trainPrmStage: Stage<PipelineContext> = {
     const heldOut = split.validation.map((index) => examples[index]!);
     let backbone: string;
     if ('path' in config.prm.backbone) backbone = config.prm.backbone.path;
-    else backbone = await plannerLora(context).writeMergedWarm();
+    else backbone = await plannerPhases(context).writeMergedWarm();
     const prm = await createPrm({
       // The PRM reads prompts (input 'chat') as the planner's chat template rendered them.
       backbone: { kind: 'folder', path: backbone, chatTemplateKwargs: config.policy.chatTemplateKwargs },
       device: config.device,
       input: config.prm.input,
       confidence: config.prm.confidence,
+      // What trains with the head: prm.trainable, or its earlier spelling prm.lora (the config refuses both).
+      ...(config.prm.trainable ? { trainable: config.prm.trainable } : {}),
       ...(config.prm.lora ? { lora: config.prm.lora } : {}),
     });
     const report = await prm.train(train, {
@@ -77,6 +79,7 @@ export const trainPrmStage: Stage<PipelineContext> = {
       loss: config.prm.loss,
       learningRate: config.prm.learningRate,
       loraLearningRate: config.prm.loraLearningRate,
+      backboneLearningRate: config.prm.backboneLearningRate,
       recompute: config.policy.recompute,
       seed: config.seed,
       onEpoch: (epoch) => {

@@ -1,15 +1,14 @@
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { AgentFlowError, createRandom, type StepScorer, type Stage } from '@agentflow/core';
 import { createDapoTrainer, needsStepScores } from '@agentflow/dapo';
 import { createOutcomeScorer, type TaskItem } from '@agentflow/eval';
 import { createRolloutSampler } from '@agentflow/flow';
 import { createRolloutBackend } from '@agentflow/llm';
-import { saveLoraAdapter } from '@agentflow/models';
 import { createPrmScorer, loadPrm } from '@agentflow/prm';
 import { createRunAgent } from '../pipeline/agent';
 import { evaluatePlanner } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
-import { openPlannerCheckpoint, plannerLora, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
+import { openDapoStart, plannerPhases, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
 
 /**
  * DAPO on the warm-started planner: G rollouts per training task, the outcome reward from
@@ -21,18 +20,17 @@ export const trainStage: Stage<PipelineContext> = {
   name: 'train',
   async run(context, emit) {
     const { config, run, source } = context;
-    const { lora, evaluationTasks, ...dapo } = config.train;
+    const { lora: _lora, trainable: _trainable, evaluationTasks, ...dapo } = config.train;
     const dapoDir = run.checkpoint(POLICY_CHECKPOINTS.dapo);
     // DAPO continues the warm start's Adam moments when it trains the warm adapter. Measured
     // from the same warm start (60% held-out, lr 1e-3, 20 steps): continued moments 60% -> 63%,
     // fresh moments 60% -> 43% (a fresh Adam's first steps move every parameter by about lr).
-    // With `train.lora` the adapter is new (B = 0) and so are its moments.
-    const policy = await openPlannerCheckpoint(context, POLICY_CHECKPOINTS.dapo, {
-      checkpoint: lora === null ? join(run.paths.checkpoints, POLICY_CHECKPOINTS.warm) : null,
-    });
-    const planner = plannerLora(context);
-    // The KL term's reference is the warm-started planner, frozen, scored by the policy's own
-    // session: one copy of the model in the process.
+    // With `train.lora` the adapter is new (B = 0) and so are its moments; trained in full, the
+    // warm weights start with moments of their own too.
+    const policy = await openDapoStart(context);
+    const planner = plannerPhases(context);
+    // The KL term's reference is the warm-started planner, frozen: with LoRA scored by the
+    // policy's own session (one copy of the model), trained in full loaded from its folder.
     const reference = dapo.klCoefficient > 0 ? await planner.warmReference(policy.policy) : undefined;
     let stepScorer: StepScorer | undefined;
     if (needsStepScores(dapo.credit)) stepScorer = createPrmScorer(await loadPrm(join(run.paths.checkpoints, 'prm'), { device: config.device, batchSize: config.prm.scoringBatchSize }));
@@ -43,8 +41,8 @@ export const trainStage: Stage<PipelineContext> = {
       policy: policy.policy,
       languageModel: policy.languageModel,
       tokenizer: policy.tokenizer,
-      // The adapter's base: the folder DAPO's adapter applies to.
-      saveAdapter: (path) => saveLoraAdapter(path, policy.policy.adapter, resolve(planner.trainedBaseDir)),
+      // vLLM only: the adapter on the folder it applies to (the config refuses vLLM with full training).
+      saveAdapter: (path) => planner.saveAdapter(policy.policy, path),
       runRoot: run.root,
       version: (): number => trainer.step,
       log: (message) => emit({ type: 'log', level: 'info', message }),
@@ -92,6 +90,7 @@ export const trainStage: Stage<PipelineContext> = {
     const final = run.checkpoint(POLICY_CHECKPOINTS.final);
     await policy.policy.save(final);
     await policy.policy.release();
+    await reference?.release();
     return { steps: trainer.step, resumedAt, ...(stoppedEarly ? { stoppedEarly } : {}) };
   },
 };

@@ -7,7 +7,7 @@ import { heldOutSplit, runSupervisedWarmStart } from '@agentflow/models';
 import { createRunAgent } from '../pipeline/agent';
 import { evaluatePlanner } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
-import { type OpenPlanner, plannerLora, plannerOf, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
+import { type OpenPlanner, plannerOf, plannerPhases, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
 
 /** The teacher's samples for the demonstrated training tasks, and the tasks held back for the check. */
 async function warmStartSamples(context: PipelineContext) {
@@ -26,7 +26,8 @@ async function warmStartSamples(context: PipelineContext) {
  * runSupervisedWarmStart: supervised fine-tuning on the teacher's completion tokens, checkpointed
  * every epoch, checked and retried), after creating the preset planner when the config asks for
  * one. A source without demonstrations (benchmark files) starts from the planner as it is: the
- * stage then saves its fresh adapter, which every later stage opens.
+ * stage then saves its fresh adapter (or, with `warmStart.trainable` full, the planner's weights),
+ * which every later stage opens.
  *
  * With `warmStart.check`, a failing attempt is redone from the next initialisation (a new
  * random planner and adapter); when every attempt fails the run stops here, naming what each
@@ -57,7 +58,7 @@ export const warmStartStage: Stage<PipelineContext> = {
       ...(preset && configured.createPresetPlanner
         ? { prepare: (initSeed: number) => configured.createPresetPlanner!(context.policyDir, samples, initSeed) }
         : {}),
-      openPolicy: async (initSeed) => plannerOf(context, await plannerLora(context).openWarm({ seed: initSeed, checkpoint })),
+      openPolicy: async (initSeed) => plannerOf(context, await plannerPhases(context).openWarm({ seed: initSeed, checkpoint })),
       // Accuracy on the held-back training tasks, sampled as every evaluation is.
       ...(heldOut.length === 0
         ? {}

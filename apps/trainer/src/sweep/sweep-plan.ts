@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgentFlowError, writeFileAtomic } from '@agentflow/core';
+import { AgentFlowError, parseOverride, writeFileAtomic } from '@agentflow/core';
 import { z } from 'zod';
-import { parseOverride } from '../config/overrides';
 
 /** What a sweep runs: one config (with its overrides) per seed and credit. Written to `sweep.json`. */
 const sweepPlanSchema = z

@@ -1,28 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readJsonl } from '@agentflow/core';
-import { accuracy } from '@agentflow/eval';
-import { loadConfig } from '../config/load-config';
+import { loadConfig, readJsonl } from '@agentflow/core';
+import { accuracy, readSweepFailure, type SweepRunRecord } from '@agentflow/eval';
 import { type RunConfig, runConfigSchema } from '../config/schema';
-import type { MetricsRow, RunSummary } from '../report/run-summary';
-import { runSummarySchema } from '../report/run-summary';
-
-/** One run of a sweep as its table row and curves read it. */
-export interface SweepRunResult {
-  arm: string;
-  seed: number;
-  dir: string;
-  /** Why the run has no summary (it failed, or has not run yet). */
-  failure?: string;
-  summary?: RunSummary;
-  /** DAPO steps run, of `totalSteps`. */
-  steps: number;
-  totalSteps: number;
-  stoppedEarly?: string;
-  warmStart?: { finalLoss: number | null; attempts: number; heldOutAccuracy: number | null };
-  /** Held-out accuracy on the first `evaluationTasks` test tasks against DAPO steps, step 0 the warm planner. */
-  curve: Array<{ step: number; rollouts: number; accuracy: number }>;
-}
+import { type MetricsRow, runSummarySchema } from '../report/run-summary';
 
 interface StageRecord {
   result?: unknown;
@@ -32,15 +13,16 @@ interface StageRecord {
 const fraction = (correct: readonly boolean[]) => (correct.length === 0 ? Number.NaN : accuracy(correct).estimate);
 
 /**
- * Reads one run directory of a sweep: its summary, its DAPO steps, the warm start's check, and
- * its held-out accuracy curve. The curve's step 0 and last point come from the before and
- * after evaluations restricted to the evaluation tasks (the same tasks and sampling seeds as
- * the evaluations during training); a run that stopped early keeps its final accuracy to the
- * end (its planner no longer changes). Rollouts are the generated groups times the group size.
+ * Reads one run directory of a sweep into eval's `SweepRunRecord`: its summary, its DAPO steps,
+ * the warm start's check, and its held-out accuracy curve on the first `evaluationTasks` test
+ * tasks against DAPO steps. The curve's step 0 and last point come from the before and after
+ * evaluations restricted to the evaluation tasks (the same tasks and sampling seeds as the
+ * evaluations during training); a run that stopped early keeps its final accuracy to the end
+ * (its planner no longer changes). Rollouts are the generated groups times the group size.
  */
-export function readSweepRun(dir: string, arm: string, seed: number): SweepRunResult {
+export function readSweepRun(dir: string, arm: string, seed: number): SweepRunRecord {
   const configPath = join(dir, 'config.json');
-  const empty: SweepRunResult = { arm, seed, dir, steps: 0, totalSteps: 0, curve: [] };
+  const empty: SweepRunRecord = { arm, seed, dir, steps: 0, totalSteps: 0, curve: [] };
   if (!existsSync(configPath)) return { ...empty, failure: 'not started' };
   let config: RunConfig;
   try {
@@ -49,14 +31,14 @@ export function readSweepRun(dir: string, arm: string, seed: number): SweepRunRe
   } catch (error) {
     return { ...empty, failure: error instanceof Error ? error.message : String(error) };
   }
-  const base: SweepRunResult = { ...empty, totalSteps: config.train.totalSteps };
+  const base: SweepRunRecord = { ...empty, totalSteps: config.train.totalSteps };
   const stages = existsSync(join(dir, 'state.json'))
     ? (JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { stages: Record<string, StageRecord> }).stages
     : {};
   const warm = stages['warm-start']?.result as { finalLoss?: number | null; attempts?: unknown[]; heldOutAccuracy?: number | null } | undefined;
   const train = stages.train?.result as { steps?: number; stoppedEarly?: string } | undefined;
-  const failure = existsSync(join(dir, 'failure.txt')) ? readFileSync(join(dir, 'failure.txt'), 'utf8').trim() : undefined;
-  const result: SweepRunResult = {
+  const failure = readSweepFailure(dir);
+  const result: SweepRunRecord = {
     ...base,
     steps: train?.steps ?? 0,
     ...(train?.stoppedEarly ? { stoppedEarly: train.stoppedEarly } : {}),
@@ -68,7 +50,7 @@ export function readSweepRun(dir: string, arm: string, seed: number): SweepRunRe
   return { ...result, summary, curve: curveOf(config, metrics, stages) };
 }
 
-function curveOf(config: RunConfig, metrics: readonly MetricsRow[], stages: Record<string, StageRecord>): SweepRunResult['curve'] {
+function curveOf(config: RunConfig, metrics: readonly MetricsRow[], stages: Record<string, StageRecord>): SweepRunRecord['curve'] {
   const tasks = config.train.evaluationTasks;
   const correctOf = (name: string) => ((stages[name]?.result as { correct?: boolean[] } | undefined)?.correct ?? []).slice(0, tasks);
   const rolloutsAt = new Map<number, number>();
