@@ -131,6 +131,7 @@ export {
   type PolicyTrainingGraph,
   type TrainedTensors,
   type TrainingGraphSettings,
+  trainedGraphTensors,
 } from './graph/policy-training-graph';
 /** Predicted peak memory of a process's models and sessions (weights, adapters or full training with its reference, activations); parameters of a model and of one decoder layer. */
 export {

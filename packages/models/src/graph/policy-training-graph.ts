@@ -156,7 +156,7 @@ export function buildPolicyTrainingGraph(
     objective,
   );
   graph.output(outputs.loss, LOSS);
-  const wrt = differentiated(trained, loraTensors, decoder.weights.bound());
+  const wrt = trainedGraphTensors(trained, loraTensors, decoder.weights.bound());
   const gradientTensors = graph.gradients(
     outputs.loss,
     wrt.map(([, tensor]) => tensor),
@@ -175,11 +175,17 @@ export function buildPolicyTrainingGraph(
   return { graph, perTokenFields, gradients, metrics };
 }
 
-/** [gradient key, tensor] of every trained tensor: LoRA input names, or weight names in `trained`'s order. */
-function differentiated(
+/**
+ * [gradient key, tensor] of every tensor a training graph differentiates: the LoRA inputs (by
+ * input name) or the bound base weights (by weight name, in `trained`'s order). `graphName` words
+ * the error for a weight the graph does not read. The policy's and the PRM's training graphs
+ * both take their list from here.
+ */
+export function trainedGraphTensors(
   trained: TrainedTensors,
   loraTensors: ReadonlyMap<string, LoraTensors> | undefined,
   bound: ReadonlyMap<string, SymbolicTensor>,
+  graphName = 'The training graph',
 ): (readonly [string, SymbolicTensor])[] {
   switch (trained.kind) {
     case 'lora':
@@ -193,7 +199,7 @@ function differentiated(
         if (!tensor) {
           throw new AgentFlowError({
             code: 'NOT_FOUND',
-            message: `The training graph reads no weight ${describeValue(name)}; the weights it reads are ${describeValue([...bound.keys()], 400)}.`,
+            message: `${graphName} reads no weight ${describeValue(name)}; the weights it reads are ${describeValue([...bound.keys()], 400)}.`,
             details: { name },
           });
         }

@@ -1,12 +1,10 @@
-import { AgentFlowError, assertNever, describeValue } from '@agentflow/core';
 import {
   buildDecoder,
   declareLoraInputs,
-  type LoraTensors,
-  loraInputName,
   type ModelWeights,
   type Qwen3Config,
   type TrainedTensors,
+  trainedGraphTensors,
 } from '@agentflow/models';
 import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
 import { CONFIDENCE, LAST_TOKEN } from './backbone-features';
@@ -53,7 +51,7 @@ export function buildBackboneTrainingGraph(
   const mean = prmLossGraph(graph, scores, labels, loss); // []
   graph.output(mean, LOSS);
   const wrt: (readonly [string, SymbolicTensor])[] = [
-    ...backboneTensors(trained, lora, decoder.weights.bound()),
+    ...trainedGraphTensors(trained, lora, decoder.weights.bound(), "The PRM's training graph"),
     [HEAD_WEIGHT, weight],
     [HEAD_BIAS, bias],
   ];
@@ -69,31 +67,3 @@ export function buildBackboneTrainingGraph(
   return { graph, trained: wrt.map(([name]) => name) };
 }
 
-/** [name, tensor] of the backbone's trained tensors: LoRA inputs, or bound weights in `trained`'s order. */
-function backboneTensors(
-  trained: TrainedTensors,
-  lora: ReadonlyMap<string, LoraTensors> | undefined,
-  bound: ReadonlyMap<string, SymbolicTensor>,
-): (readonly [string, SymbolicTensor])[] {
-  switch (trained.kind) {
-    case 'lora':
-      return [...(lora ?? new Map<string, LoraTensors>()).entries()].flatMap(([path, tensors]) => [
-        [loraInputName(path, 'A'), tensors.a] as const,
-        [loraInputName(path, 'B'), tensors.b] as const,
-      ]);
-    case 'full':
-      return trained.weights.map((name) => {
-        const tensor = bound.get(name);
-        if (!tensor) {
-          throw new AgentFlowError({
-            code: 'NOT_FOUND',
-            message: `The PRM's training graph reads no weight ${describeValue(name)}; it reads ${describeValue([...bound.keys()], 400)}.`,
-            details: { name },
-          });
-        }
-        return [name, tensor] as const;
-      });
-    default:
-      return assertNever(trained);
-  }
-}
