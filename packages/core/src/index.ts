@@ -52,7 +52,34 @@ export type {
 /** A response body read as text, streaming, stopped at a byte cap (RESPONSE_TOO_LARGE). */
 export { formatByteCount, readLimitedBody, type ReadLimitedBodySettings } from './http/read-limited-body';
 export { createRandom, type Random, type RandomState } from './random/seeded-random';
-export { appendJsonl, readJsonl, writeFileAtomic, type ReadJsonlSettings } from './jsonl/jsonl';
+/**
+ * A run directory's files: JSONL read line by line through a fixed buffer (a regular file only,
+ * each line capped, UTF-8 checked; `forEachJsonlRecord` folds a file of any size), files written
+ * atomically (a full disk is DISK_FULL with the previous version intact), and one writer per
+ * directory (`acquireRunDirectoryLock`: a second is RUN_LOCKED naming the holder).
+ */
+export {
+  appendJsonl,
+  DEFAULT_MAX_JSONL_DEPTH,
+  DEFAULT_MAX_JSONL_LINE_BYTES,
+  forEachJsonlRecord,
+  readJsonl,
+  type ReadJsonlSettings,
+} from './jsonl/jsonl';
+export { syncDirectory, writeFileAtomic } from './jsonl/write-file-atomic';
+export { diskFullError, isDiskFullError, type DiskFullErrorSettings } from './jsonl/disk-full';
+export { fileKindOf, openRegularFile, readSmallRegularFile, type OpenRegularFileSettings } from './jsonl/regular-file';
+export { firstInvalidUtf8Byte, lineOfByte } from './text/first-invalid-utf8';
+export { type DepthExcess, findJsonDepthExcess } from './text/json-depth';
+export {
+  acquireRunDirectoryLock,
+  RUN_DIRECTORY_LOCK_FILE,
+  runDirectoryLockOwnerSchema,
+  type RunDirectoryLock,
+  type RunDirectoryLockOwner,
+  type RunDirectoryLockSettings,
+} from './run-directory/run-directory-lock';
+export { isProcessAlive, processStartTime } from './run-directory/process-start-time';
 export { formatZodIssues } from './errors/format-zod-issues';
 /** The learning-rate schedule (linear warm-up, then constant or a half cosine) every optimiser loop uses. */
 export { scheduledLearningRate, type LearningRateDecay, type WarmupDecaySchedule } from './schedule/learning-rate';
@@ -66,6 +93,7 @@ export {
   type StageLedgerSettings,
   type StageState,
 } from './stages/stage-ledger';
+export { type MetricsRow, openRunDirectory, type OpenRunDirectorySettings, type RunDirectory } from './stages/run-directory';
 /**
  * The one rule for structured model replies (judge, LLM verifier, planner): required fields
  * checked with their types and ranges, keys the schema does not name dropped and reported as

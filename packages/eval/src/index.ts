@@ -19,6 +19,16 @@ export {
   parseJsonlBenchmark,
 } from './datasets/load-benchmark';
 export { parseCsv, parseCsvRecords } from './datasets/parse-csv';
+/** What a benchmark file is checked against before it is parsed: a regular file, its size, UTF-8, JSONL line length, nesting. */
+export {
+  type DatasetReadLimits,
+  datasetReadLimitsSchema,
+  decodeDatasetText,
+  readDatasetBytes,
+  readDatasetText,
+  resolveDatasetReadLimits,
+  type ResolvedDatasetReadLimits,
+} from './datasets/read-dataset-file';
 export { type DatasetSource, loadDataset } from './datasets/load-dataset';
 export { type ItemFilter, selectItems } from './datasets/select-items';
 
@@ -115,6 +125,9 @@ export {
   type SweepGoals,
   sweepPrmReduction,
 } from './sweep/sweep-analysis';
+/** A run's held-out accuracy curve from its evaluations, and seed lists as a user types them (`0-4`). */
+export { heldOutAccuracyCurve, type HeldOutCurveSettings } from './sweep/held-out-curve';
+export { parseSeedList } from './sweep/seed-list';
 /** The sweep as Markdown (per-seed table, a line per arm, the comparison) and as a self-contained HTML page with its curves. */
 export { renderSweepHtml, renderSweepMarkdown, type SweepReport } from './sweep/render-sweep';
 /** The loop over the runs (finished skipped, started resumed, failures recorded) and the outputs rewritten after every run. */
@@ -153,6 +166,8 @@ export {
   type EvalConfigFile,
   evalConfigFileSchema,
 } from './benchmark-eval/benchmark-eval-settings';
+/** Dataset settings as a user types them on a command line (`1983,2023`, `id=pid,question=problem`). */
+export { parseDatasetFormat, parseFieldMapping, parseYearRange } from './benchmark-eval/dataset-option-values';
 export {
   benchmarkFileSha256,
   type BenchmarkEvalSettingsInput,

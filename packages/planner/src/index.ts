@@ -18,7 +18,7 @@ export { createFullPromptTemplate, type FullPromptTemplateSettings } from './pro
 /** The one-message, few-hundred-character prompt for a tiny local policy. */
 export { createCompactPromptTemplate, type CompactPromptTemplateSettings } from './prompt/compact-template';
 /** The template as a config block names it (`policy.prompt` of `agentflow run`), and the template it names. */
-export { createPromptTemplate, type PromptTemplateConfig, promptTemplateConfigSchema } from './prompt/prompt-template-config';
+export { createPromptTemplate, type PromptTemplateConfig, promptTemplateConfigSchema, promptTokenEstimate } from './prompt/prompt-template-config';
 /** Catalogue entries (name, description, JSON schema, signature) from tools' zod schemas. */
 export { describeTools, renderToolInput, type ToolCatalogueEntry } from './catalogue/tool-catalogue';
 /** The action schema for a tool set: zod for validation, JSON schema for constrained decoding. */

@@ -119,7 +119,10 @@ export { labelTrajectoriesToFile, type LabelSummary, type LabelTrajectoriesSetti
 export {
   prmBackboneSchema,
   prmSettingsSchema,
+  DEFAULT_PRM_MAX_TOKENS,
+  prmInputTokenEstimate,
   prmTrainableSchema,
+  resolvePrmTrainable,
   type PrmBackbone,
   type PrmConfig,
   type PrmSettings,

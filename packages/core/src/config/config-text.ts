@@ -1,5 +1,7 @@
 import { readFileSync, type Stats, statSync } from 'node:fs';
 import { AgentFlowError } from '../errors/agentflow-error';
+import { fileKindOf } from '../jsonl/regular-file';
+import { firstInvalidUtf8Byte, lineOfByte } from '../text/first-invalid-utf8';
 
 /** Largest config file {@link readConfigText} reads: a config is a few kilobytes. */
 export const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
@@ -9,42 +11,6 @@ export const MAX_CONFIG_DEPTH = 64;
 
 function invalid(message: string, path: string): AgentFlowError {
   return new AgentFlowError({ code: 'INVALID_CONFIG', message, details: { path } });
-}
-
-function kindOf(stats: Stats): string {
-  if (stats.isDirectory()) return 'a directory';
-  if (stats.isFIFO()) return 'a FIFO';
-  if (stats.isSocket()) return 'a socket';
-  return 'a device or other special file';
-}
-
-const lineOf = (bytes: Uint8Array, offset: number) => bytes.subarray(0, offset).filter((byte) => byte === 0x0a).length + 1;
-
-function decodes(bytes: Uint8Array, length: number, stream: boolean): boolean {
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, length), { stream });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The offset of the first byte that is not UTF-8: the longest prefix a fatal streaming decoder
- * accepts may end inside the bad sequence (a lead byte waits for its continuation), so the
- * sequence starts at the longest complete prefix at most three bytes before.
- */
-function firstInvalidByte(bytes: Uint8Array): number {
-  const accepts = (length: number) => decodes(bytes, length, true);
-  let good = 0;
-  let bad = bytes.length;
-  while (bad - good > 1) {
-    const middle = Math.floor((good + bad) / 2);
-    if (accepts(middle)) good = middle;
-    else bad = middle;
-  }
-  for (let start = good; start >= Math.max(0, good - 3); start--) if (decodes(bytes, start, false)) return start;
-  return good;
 }
 
 /**
@@ -59,7 +25,7 @@ export function readConfigText(path: string): string {
   } catch {
     throw invalid(`${path}: config file not found.`, path);
   }
-  if (!stats.isFile()) throw invalid(`${path}: is ${kindOf(stats)}; expected a YAML or JSON config file.`, path);
+  if (!stats.isFile()) throw invalid(`${path}: is ${fileKindOf(stats)}; expected a YAML or JSON config file.`, path);
   if (stats.size > MAX_CONFIG_BYTES) {
     throw invalid(`${path}: is ${stats.size} bytes; a config file is at most ${MAX_CONFIG_BYTES} bytes.`, path);
   }
@@ -67,9 +33,9 @@ export function readConfigText(path: string): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    const offset = firstInvalidByte(bytes);
+    const offset = firstInvalidUtf8Byte(bytes);
     throw invalid(
-      `${path}: not UTF-8 text: byte 0x${bytes[offset]!.toString(16).padStart(2, '0')} at offset ${offset} (line ${lineOf(bytes, offset)}); save the file as UTF-8.`,
+      `${path}: not UTF-8 text: byte 0x${bytes[offset]!.toString(16).padStart(2, '0')} at offset ${offset} (line ${lineOfByte(bytes, offset)}); save the file as UTF-8.`,
       path,
     );
   }

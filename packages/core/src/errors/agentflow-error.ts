@@ -27,6 +27,12 @@ export type AgentFlowErrorCode =
   | 'DYNAMIC_SAMPLING_EXHAUSTED'
   /** An optional peer dependency a feature needs is not installed (the package is named). */
   | 'MISSING_DEPENDENCY'
+  /** A record (a JSONL line) is longer than the reader's cap (the setting that raises it is named). */
+  | 'RECORD_TOO_LARGE'
+  /** No space left on the device (ENOSPC) or the quota is used up (EDQUOT); the directory and the bytes are named. */
+  | 'DISK_FULL'
+  /** A run directory is locked by a live process (its pid, purpose and since when are named). */
+  | 'RUN_LOCKED'
   | 'INTERNAL';
 
 const marker = Symbol.for('agentflow.error');

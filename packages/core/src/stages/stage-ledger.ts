@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { AgentFlowError } from '../errors/agentflow-error';
 import { formatZodIssues } from '../errors/format-zod-issues';
-import { writeFileAtomic } from '../jsonl/jsonl';
+import { writeFileAtomic } from '../jsonl/write-file-atomic';
 import type { RunEventListener } from '../schemas/run-event';
 
 /** What a stage ledger's file (a run directory's `state.json`) records: the stages that finished, and what each returned. */

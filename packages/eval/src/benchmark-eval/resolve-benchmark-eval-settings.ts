@@ -62,7 +62,7 @@ export function datasetFormatOf(path: string): DatasetFormat {
   if (!format) {
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
-      message: `${path}: cannot tell the format from the extension ${describeValue(extname(path))}; give the format (${datasetFormatSchema.options.join(', ')}).`,
+      message: `${path}: cannot tell the format from the extension ${describeValue(extname(path))}; give the format (${datasetFormatSchema.options.join(', ')}): data.format, or --format on the command line.`,
       details: { path },
     });
   }

@@ -1,26 +1,25 @@
-import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { AgentFlowError, describeValue } from '@agentflow/core';
+import { AgentFlowError, describeValue, findJsonDepthExcess, formatByteCount } from '@agentflow/core';
 import type { BenchmarkItem } from './benchmark-item';
 import { assertUniqueIds, type FieldMapping, fieldMappingSchema, mapRecord } from './field-mapping';
 import { parseCsvRecords } from './parse-csv';
+import { type DatasetReadLimits, readDatasetText, resolveDatasetReadLimits } from './read-dataset-file';
 
 /** Field names of AgentFlow's benchmark JSON (aime24, amc23, gameof24, the QA sets). */
 export const AGENTFLOW_JSON_FIELDS: FieldMapping = { id: 'pid', question: 'question', answer: 'answer', prompt: 'query' };
 /** Field names of the AIME 1983-2024 CSV (`id`, `problem`, `answer`). */
 export const AIME_CSV_FIELDS: FieldMapping = { id: 'id', question: 'problem', answer: 'answer' };
 
-function readSource(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (cause) {
-    throw new AgentFlowError({
-      code: 'NOT_FOUND',
-      message: `Cannot read benchmark file ${path}: ${(cause as Error).message}`,
-      cause,
-      details: { path },
-    });
-  }
+/** Refuses JSON text nested deeper than `maxDepth` before it is parsed; `where` names the file (and line). */
+function checkDepth(text: string, where: string, maxDepth: number, lineOffset = 0): void {
+  const excess = findJsonDepthExcess(text, maxDepth);
+  if (!excess) return;
+  const line = excess.line + lineOffset;
+  throw new AgentFlowError({
+    code: 'PARSE_ERROR',
+    message: `${where}: lists and objects nest more than ${maxDepth} levels deep (line ${line}, character ${excess.index + 1}); a benchmark record nests a few levels (limits.maxDepth).`,
+    details: { source: where, line, maxDepth, reason: 'too-deep' },
+  });
 }
 
 function parseMapping(mapping: FieldMapping | undefined, fallback: FieldMapping) {
@@ -42,8 +41,12 @@ function mapAll(records: unknown[], mapping: FieldMapping | undefined, fallback:
   return items;
 }
 
-/** Parses AgentFlow benchmark JSON text: an array of records with `pid`, `question`, `answer`, `query`. */
-export function parseAgentFlowJson(text: string, source = 'JSON', fields?: FieldMapping): BenchmarkItem[] {
+/**
+ * Parses AgentFlow benchmark JSON text: an array of records with `pid`, `question`, `answer`,
+ * `query`. Text nested deeper than `limits.maxDepth` (the array counts) is refused unparsed.
+ */
+export function parseAgentFlowJson(text: string, source = 'JSON', fields?: FieldMapping, limits?: DatasetReadLimits): BenchmarkItem[] {
+  checkDepth(text, source, resolveDatasetReadLimits(limits).maxDepth);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -59,9 +62,13 @@ export function parseAgentFlowJson(text: string, source = 'JSON', fields?: Field
   return mapAll(value, fields, AGENTFLOW_JSON_FIELDS, source);
 }
 
-/** Loads AgentFlow benchmark JSON (aime24.json, amc23.json, gameof24.json...). */
-export function loadAgentFlowJson(path: string, fields?: FieldMapping): BenchmarkItem[] {
-  return parseAgentFlowJson(readSource(path), path, fields);
+/**
+ * Loads AgentFlow benchmark JSON (aime24.json, amc23.json, gameof24.json...), read as
+ * `readDatasetText` reads it: a regular file, at most `limits.maxBytes`, UTF-8.
+ */
+export function loadAgentFlowJson(path: string, fields?: FieldMapping, limits?: DatasetReadLimits): BenchmarkItem[] {
+  const resolved = resolveDatasetReadLimits(limits);
+  return parseAgentFlowJson(readDatasetText(path, resolved), path, fields, resolved);
 }
 
 /** Parses CSV text with a header row; the default fields are the AIME CSV's. */
@@ -69,16 +76,39 @@ export function parseCsvBenchmark(text: string, source = 'CSV', fields?: FieldMa
   return mapAll(parseCsvRecords(text, source), fields, AIME_CSV_FIELDS, source);
 }
 
-/** Loads a CSV benchmark such as `aime_1983_2024.csv`; each item's `year` comes from its id. */
-export function loadCsvBenchmark(path: string, fields?: FieldMapping): BenchmarkItem[] {
-  return parseCsvBenchmark(readSource(path), path, fields);
+/**
+ * Loads a CSV benchmark such as `aime_1983_2024.csv`; each item's `year` comes from its id.
+ * Read as `readDatasetText` reads it: a regular file, at most `limits.maxBytes`, UTF-8.
+ */
+export function loadCsvBenchmark(path: string, fields?: FieldMapping, limits?: DatasetReadLimits): BenchmarkItem[] {
+  return parseCsvBenchmark(readDatasetText(path, resolveDatasetReadLimits(limits)), path, fields);
 }
 
-/** Parses JSON-lines text, one record per line, with a field mapping (default `id`, `question`, `answer`). */
-export function parseJsonlBenchmark(text: string, source = 'JSONL', fields?: FieldMapping): BenchmarkItem[] {
+/**
+ * Parses JSON-lines text, one record per line, with a field mapping (default `id`, `question`,
+ * `answer`). Each line is checked before it is parsed: at most `limits.maxLineBytes` bytes of
+ * UTF-8 and nested at most `limits.maxDepth` deep; a line past either is a PARSE_ERROR naming
+ * `source`, the line and the limit.
+ */
+export function parseJsonlBenchmark(text: string, source = 'JSONL', fields?: FieldMapping, limits?: DatasetReadLimits): BenchmarkItem[] {
+  const { maxLineBytes, maxDepth } = resolveDatasetReadLimits(limits);
   const records: unknown[] = [];
-  text.split('\n').forEach((line, index) => {
-    if (line.trim() === '') return;
+  let start = 0;
+  for (let index = 0; start <= text.length; index++) {
+    const newline = text.indexOf('\n', start);
+    const end = newline === -1 ? text.length : newline;
+    const line = text.slice(start, end);
+    start = end + 1;
+    if (line.trim() === '') continue;
+    const bytes = Buffer.byteLength(line, 'utf8');
+    if (bytes > maxLineBytes) {
+      throw new AgentFlowError({
+        code: 'PARSE_ERROR',
+        message: `${source}:${index + 1}: the line is ${formatByteCount(bytes)}, over the cap of ${formatByteCount(maxLineBytes)} per JSONL record (limits.maxLineBytes).`,
+        details: { source, line: index + 1, bytes, maxLineBytes, reason: 'line-too-long' },
+      });
+    }
+    checkDepth(line, `${source}:${index + 1}`, maxDepth, index);
     try {
       records.push(JSON.parse(line));
     } catch (cause) {
@@ -89,29 +119,34 @@ export function parseJsonlBenchmark(text: string, source = 'JSONL', fields?: Fie
         details: { source, line: index + 1 },
       });
     }
-  });
+  }
   return mapAll(records, fields, { id: 'id', question: 'question', answer: 'answer' }, source);
 }
 
-/** Loads a JSON-lines benchmark with a field mapping. */
-export function loadJsonlBenchmark(path: string, fields?: FieldMapping): BenchmarkItem[] {
-  return parseJsonlBenchmark(readSource(path), path, fields);
+/**
+ * Loads a JSON-lines benchmark with a field mapping, read as `readDatasetText` reads it (a
+ * regular file, at most `limits.maxBytes`, UTF-8), each line checked as `parseJsonlBenchmark` does.
+ */
+export function loadJsonlBenchmark(path: string, fields?: FieldMapping, limits?: DatasetReadLimits): BenchmarkItem[] {
+  const resolved = resolveDatasetReadLimits(limits);
+  return parseJsonlBenchmark(readDatasetText(path, resolved), path, fields, resolved);
 }
 
 /**
  * Loads any supported file by its extension: `.csv` (AIME CSV fields), `.json` (AgentFlow
- * JSON fields), `.jsonl` (`id`, `question`, `answer`). Pass `fields` to map other names.
+ * JSON fields), `.jsonl` (`id`, `question`, `answer`). Pass `fields` to map other names, and
+ * `limits` to change what the file is checked against before it is parsed.
  */
-export function loadBenchmark(path: string, fields?: FieldMapping): BenchmarkItem[] {
+export function loadBenchmark(path: string, fields?: FieldMapping, limits?: DatasetReadLimits): BenchmarkItem[] {
   const extension = extname(path).toLowerCase();
   switch (extension) {
     case '.csv':
-      return loadCsvBenchmark(path, fields);
+      return loadCsvBenchmark(path, fields, limits);
     case '.json':
-      return loadAgentFlowJson(path, fields);
+      return loadAgentFlowJson(path, fields, limits);
     case '.jsonl':
     case '.ndjson':
-      return loadJsonlBenchmark(path, fields);
+      return loadJsonlBenchmark(path, fields, limits);
     default:
       throw new AgentFlowError({
         code: 'INVALID_ARGUMENT',

@@ -2,6 +2,7 @@ import { assertNever } from '@agentflow/core';
 import type { BenchmarkItem } from './benchmark-item';
 import type { FieldMapping } from './field-mapping';
 import { loadAgentFlowJson, loadCsvBenchmark, loadJsonlBenchmark } from './load-benchmark';
+import type { DatasetReadLimits } from './read-dataset-file';
 import { selectItems } from './select-items';
 
 /** A dataset as a run config names it (the trainer's `task.train` / `task.test`). */
@@ -14,20 +15,22 @@ export interface DatasetSource {
   limit?: number;
   /** Field names, when the file's differ from the format's defaults. */
   fields?: FieldMapping;
+  /** What the file is checked against before it is parsed (size, JSONL line length, nesting); defaults in `datasetReadLimitsSchema`. */
+  limits?: DatasetReadLimits;
 }
 
-/** Loads, filters by year and truncates a dataset named in a config. */
+/** Loads (checked as `readDatasetText` and the loaders check), filters by year and truncates a dataset named in a config. */
 export function loadDataset(source: DatasetSource): BenchmarkItem[] {
   let items: BenchmarkItem[];
   switch (source.format) {
     case 'agentflow-json':
-      items = loadAgentFlowJson(source.path, source.fields);
+      items = loadAgentFlowJson(source.path, source.fields, source.limits);
       break;
     case 'aime-csv':
-      items = loadCsvBenchmark(source.path, source.fields);
+      items = loadCsvBenchmark(source.path, source.fields, source.limits);
       break;
     case 'jsonl':
-      items = loadJsonlBenchmark(source.path, source.fields);
+      items = loadJsonlBenchmark(source.path, source.fields, source.limits);
       break;
     default:
       return assertNever(source.format, 'dataset format');

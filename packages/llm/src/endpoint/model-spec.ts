@@ -22,6 +22,12 @@ export interface ChatModelConnection {
   concurrency?: number;
   /** Cap on one reply body (the back ends' maxResponseBytes); default theirs (8 MiB). */
   maxResponseBytes?: number | undefined;
+  /** One attempt at most, in ms (the back ends' timeoutMs); default theirs (120 s). */
+  timeoutMs?: number | undefined;
+  /** Retries after the first attempt (the back ends' maxRetries); default theirs (4). */
+  maxRetries?: number | undefined;
+  /** One call at most, every attempt and backoff included, in ms (the back ends' totalTimeoutMs); default theirs (600 s). */
+  totalTimeoutMs?: number | undefined;
 }
 
 /**
@@ -60,6 +66,9 @@ export function parsePlannerSpec(text: string): PlannerSpec {
 const httpSettingsOf = (connection: ChatModelConnection) => ({
   ...(connection.concurrency === undefined ? {} : { concurrency: connection.concurrency }),
   ...(connection.maxResponseBytes === undefined ? {} : { maxResponseBytes: connection.maxResponseBytes }),
+  ...(connection.timeoutMs === undefined ? {} : { timeoutMs: connection.timeoutMs }),
+  ...(connection.maxRetries === undefined ? {} : { maxRetries: connection.maxRetries }),
+  ...(connection.totalTimeoutMs === undefined ? {} : { totalTimeoutMs: connection.totalTimeoutMs }),
 });
 
 /** The model of an HTTP spec, at the connection's URLs; an empty `apiKeyEnv` sends no key (vLLM). */

@@ -1,7 +1,8 @@
-import { AgentFlowError, type ChatRequest, type ChatResponse, formatZodIssues, type LanguageModel } from '@agentflow/core';
+import type { ChatRequest, ChatResponse, LanguageModel } from '@agentflow/core';
 import { z } from 'zod';
 import { type HttpEnvironment, httpSettingsSchema } from '../transport/http-settings';
 import { createJsonTransport } from '../transport/json-transport';
+import { replyShapeError } from '../transport/reply-shape-error';
 import { parseModelSettings } from '../transport/split-environment';
 import { type OllamaOptions, ollamaChatResponseSchema } from './ollama-wire';
 
@@ -59,10 +60,12 @@ export function createOllamaModel(input: OllamaModelSettings): LanguageModel {
     const reply = await transport.post('/api/chat', body, { signal: request.signal });
     const parsed = ollamaChatResponseSchema.safeParse(reply.body);
     if (!parsed.success) {
-      throw new AgentFlowError({
-        code: 'PARSE_ERROR',
-        message: `POST ${reply.url} returned a body that is not an Ollama chat reply:\n${formatZodIssues(parsed.error).join('\n')}`,
-        details: { url: reply.url, status: reply.status },
+      throw replyShapeError(reply, {
+        expected: 'an Ollama chat reply',
+        error: parsed.error,
+        advice:
+          "Check the endpoint's URL (a config's url, or endpoints): it must be an Ollama server, whose native /api/chat answers " +
+          '{model, message, done}; an OpenAI-compatible server takes kind openai.',
       });
     }
     const data = parsed.data;

@@ -1,14 +1,8 @@
-import {
-  AgentFlowError,
-  type ChatRequest,
-  type ChatResponse,
-  formatZodIssues,
-  type LanguageModel,
-  assertNever,
-} from '@agentflow/core';
+import { AgentFlowError, type ChatRequest, type ChatResponse, type LanguageModel, assertNever } from '@agentflow/core';
 import { z } from 'zod';
 import { type HttpEnvironment, httpSettingsSchema } from '../transport/http-settings';
 import { createJsonTransport } from '../transport/json-transport';
+import { replyShapeError } from '../transport/reply-shape-error';
 import { parseModelSettings } from '../transport/split-environment';
 import { openAIChatResponseSchema } from './openai-wire';
 
@@ -109,10 +103,12 @@ export function createOpenAICompatibleModel(input: OpenAICompatibleModelSettings
     const reply = await transport.post('/chat/completions', body, { signal: request.signal, headers });
     const parsed = openAIChatResponseSchema.safeParse(reply.body);
     if (!parsed.success) {
-      throw new AgentFlowError({
-        code: 'PARSE_ERROR',
-        message: `POST ${reply.url} returned a body that is not a chat completion:\n${formatZodIssues(parsed.error).join('\n')}`,
-        details: { url: reply.url, status: reply.status },
+      throw replyShapeError(reply, {
+        expected: 'a chat completion with at least one choice',
+        error: parsed.error,
+        advice:
+          "Check the endpoint's base URL (a config's baseUrl, or endpoints): it must end before /chat/completions on an " +
+          "OpenAI-compatible server (an Ollama server takes kind ollama); a reply without choices may also be the server's refusal, in its log.",
       });
     }
     const data = parsed.data;

@@ -2,7 +2,7 @@ import { AgentFlowError } from '@agentflow/core';
 import PQueue from 'p-queue';
 import { fullJitterBackoffMs } from './backoff';
 import { createDeadline, type Deadline, formatSeconds } from './deadline';
-import { type Attempt, attemptPost } from './http-attempt';
+import { type Attempt, attemptPost, describeReceived, nothingReceived } from './http-attempt';
 import type { HttpEnvironment, HttpSettings } from './http-settings';
 import { abortedError, sleep as defaultSleep } from './sleep';
 
@@ -31,6 +31,12 @@ export interface JsonTransport {
 
 type RetryAttempt = Extract<Attempt, { kind: 'retry' }>;
 
+/** One call's deadline and when the call began (ms since the epoch, the transport's clock). */
+interface CallClock {
+  deadline: Deadline;
+  startedAt: number;
+}
+
 const lastOf = (last: RetryAttempt | undefined) =>
   last ? `last: ${last.status === undefined ? 'no response' : `HTTP ${last.status}`} (${last.reason})` : 'no attempt answered';
 
@@ -51,20 +57,36 @@ export function createJsonTransport(settings: HttpSettings, environment: HttpEnv
   }));
   let cursor = 0;
 
+  /** What the call spent and what bounded it: "in 1.2 s of the 600 s that the call's totalTimeoutMs allowed". */
+  function spentWithin(call: CallClock): string {
+    return `in ${formatSeconds(now() - call.startedAt)} of the ${formatSeconds(call.deadline.at - call.startedAt)} that ${call.deadline.what} allowed`;
+  }
+
+  /** The settings to change, with their values, after the endpoint's URL to check. */
+  function advice(): string {
+    const bases = endpoints.map((endpoint) => endpoint.baseUrl).join(', ');
+    return (
+      `Check the endpoint's URL (${bases}) and that its server answers, or change maxRetries (${settings.maxRetries}), ` +
+      `timeoutMs (${settings.timeoutMs} ms an attempt) or totalTimeoutMs (${settings.totalTimeoutMs} ms a call).`
+    );
+  }
+
   /** The call ran out of time (or was cancelled): the error, with what the attempts saw. */
-  function stopped(deadline: Deadline, url: string, attempts: number, last: RetryAttempt | undefined): AgentFlowError {
-    const error = abortedError(deadline.signal, `POST ${url}`);
+  function stopped(call: CallClock, url: string, attempts: number, last: RetryAttempt | undefined): AgentFlowError {
+    const error = abortedError(call.deadline.signal, `POST ${url}`);
     if (error.code !== 'TIMEOUT') return error;
+    const elapsedMs = now() - call.startedAt;
     return new AgentFlowError({
       code: 'TIMEOUT',
-      message: `${error.message} ${attempts} attempt(s) made; ${lastOf(last)}.`,
+      message: `${error.message} ${attempts} attempt(s) made ${spentWithin(call)}; ${lastOf(last)}. ${advice()}`,
       cause: error.cause,
-      details: { ...error.details, url, attempts },
+      details: { ...error.details, url, attempts, elapsedMs, deadlineMs: call.deadline.at - call.startedAt, deadline: call.deadline.what },
     });
   }
 
   /** The wait before the next round would end past the deadline: give up now rather than sleep to fail. */
-  function checkWait(deadline: Deadline, url: string, delay: number, last: RetryAttempt | undefined, attempts: number): void {
+  function checkWait(call: CallClock, url: string, delay: number, last: RetryAttempt | undefined, attempts: number): void {
+    const { deadline } = call;
     const left = deadline.remainingMs();
     if (last?.retryAfterMs !== undefined && last.retryAfterMs > left) {
       throw new AgentFlowError({
@@ -80,13 +102,14 @@ export function createJsonTransport(settings: HttpSettings, environment: HttpEnv
         code: 'TIMEOUT',
         message:
           `POST ${url}: the backoff of ${formatSeconds(delay)} before retry ${attempts} would end past ${deadline.what} ` +
-          `(${formatSeconds(left)} left); gave up after ${attempts} attempt(s); ${lastOf(last)}.`,
-        details: { url, remainingMs: left, attempts },
+          `(${formatSeconds(left)} left); gave up after ${attempts} attempt(s) ${spentWithin(call)}; ${lastOf(last)}. ${advice()}`,
+        details: { url, remainingMs: left, attempts, elapsedMs: now() - call.startedAt, deadline: deadline.what },
       });
     }
   }
 
-  async function postWithin(deadline: Deadline, path: string, body: string, options: JsonPostOptions): Promise<JsonReply> {
+  async function postWithin(call: CallClock, path: string, body: string, options: JsonPostOptions): Promise<JsonReply> {
+    const { deadline } = call;
     const start = cursor;
     cursor = (cursor + 1) % endpoints.length;
     const totalAttempts = settings.maxRetries + 1;
@@ -100,37 +123,39 @@ export function createJsonTransport(settings: HttpSettings, environment: HttpEnv
         const round = attempt / endpoints.length - 1;
         const jitter = fullJitterBackoffMs(round, settings.initialBackoffMs, settings.maxBackoffMs, random);
         const delay = Math.max(jitter, Math.min(retryAfterMs, settings.maxRetryAfterMs));
-        checkWait(deadline, lastUrl, delay, last, attempt);
+        checkWait(call, lastUrl, delay, last, attempt);
         retryAfterMs = 0;
         try {
           await wait(delay, deadline.signal);
         } catch (error) {
-          if (deadline.signal.aborted) throw stopped(deadline, lastUrl, attempt, last);
+          if (deadline.signal.aborted) throw stopped(call, lastUrl, attempt, last);
           throw error;
         }
       }
       const endpoint = endpoints[(start + attempt) % endpoints.length]!;
       const url = endpoint.baseUrl + path;
-      if (deadline.signal.aborted) throw stopped(deadline, url, attempt, last);
+      if (deadline.signal.aborted) throw stopped(call, url, attempt, last);
       lastUrl = url;
       tried.add(url);
       let outcome: Attempt;
       let began = false;
+      const received = nothingReceived();
       try {
         outcome = await endpoint.queue.add(
           () => {
             began = true;
-            return attemptPost(url, { body, headers: options.headers, signal: deadline.signal }, attemptSettings);
+            return attemptPost(url, { body, headers: options.headers, signal: deadline.signal }, attemptSettings, received);
           },
           { signal: deadline.signal },
         );
       } catch (error) {
-        if (deadline.signal.aborted) throw stopped(deadline, url, attempt + (began ? 1 : 0), last);
-        throw error;
+        if (!deadline.signal.aborted) throw error;
+        if (!began) throw stopped(call, url, attempt, last);
+        throw stopped(call, url, attempt + 1, { kind: 'retry', reason: `cut short by ${deadline.what} (${describeReceived(received)})` });
       }
       if (outcome.kind === 'ok') return { url, status: outcome.status, body: outcome.body };
       if (outcome.kind === 'fatal') throw outcome.error;
-      if (deadline.signal.aborted) throw stopped(deadline, url, attempt + 1, last);
+      if (deadline.signal.aborted) throw stopped(call, url, attempt + 1, outcome);
       last = outcome;
       if (outcome.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs, outcome.retryAfterMs);
     }
@@ -139,22 +164,23 @@ export function createJsonTransport(settings: HttpSettings, environment: HttpEnv
     throw new AgentFlowError({
       code: status !== undefined ? 'HTTP_ERROR' : last?.timedOut ? 'TIMEOUT' : 'NETWORK_ERROR',
       message:
-        `POST ${urls.length > 1 ? urls.join(', ') : lastUrl} failed after ${totalAttempts} attempt(s); ` +
-        `last status: ${status === undefined ? 'no response' : `HTTP ${status}`} (${last?.reason ?? 'unknown'}). ` +
-        'Check that the server is running and reachable, or raise maxRetries/timeoutMs.',
-      details: { url: lastUrl, urls, status, attempts: totalAttempts },
+        `POST ${urls.length > 1 ? urls.join(', ') : lastUrl} failed after ${totalAttempts} attempt(s) ${spentWithin(call)}; ` +
+        `last status: ${status === undefined ? 'no response' : `HTTP ${status}`} (${last?.reason ?? 'unknown'}). ${advice()}`,
+      details: { url: lastUrl, urls, status, attempts: totalAttempts, elapsedMs: now() - call.startedAt, deadline: deadline.what },
     });
   }
 
   async function post(path: string, payload: unknown, options: JsonPostOptions = {}): Promise<JsonReply> {
+    const startedAt = now();
     const deadline = createDeadline({
       timeLimitMs: settings.totalTimeoutMs,
+      startedAt,
       parent: options.signal,
       what: "the call's totalTimeoutMs",
       now,
     });
     try {
-      return await postWithin(deadline, path, JSON.stringify(payload), options);
+      return await postWithin({ deadline, startedAt }, path, JSON.stringify(payload), options);
     } finally {
       deadline.dispose();
     }

@@ -1,8 +1,9 @@
-import { AgentFlowError, type ChatRequest, type ChatResponse, formatZodIssues, assertNever } from '@agentflow/core';
+import { AgentFlowError, type ChatRequest, type ChatResponse, assertNever } from '@agentflow/core';
 import { z } from 'zod';
 import type { ChatTokenizer } from '../policy/policy-model';
 import { httpSettingsSchema } from '../transport/http-settings';
 import type { JsonTransport } from '../transport/json-transport';
+import { replyShapeError } from '../transport/reply-shape-error';
 import { parseTokenIdString, vllmCompletionResponseSchema } from './vllm-wire';
 
 /** What every vLLM back end shares: how a completion is asked for and checked. */
@@ -89,10 +90,10 @@ export async function vllmChat(
   const reply = await target.transport.post('/v1/completions', body, { signal: request.signal });
   const parsed = vllmCompletionResponseSchema.safeParse(reply.body);
   if (!parsed.success) {
-    throw new AgentFlowError({
-      code: 'PARSE_ERROR',
-      message: `POST ${reply.url} returned a body that is not a completion:\n${formatZodIssues(parsed.error).join('\n')}`,
-      details: { url: reply.url, status: reply.status },
+    throw replyShapeError(reply, {
+      expected: 'a completion with at least one choice',
+      error: parsed.error,
+      advice: "Check the rollout back end's urls: each must be a vLLM server's root, whose /v1/completions answers with choices.",
     });
   }
   const choice = parsed.data.choices[0]!;

@@ -1,17 +1,10 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, type Stats, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { AgentFlowError, describeValue } from '@agentflow/core';
+import { AgentFlowError, describeValue, fileKindOf } from '@agentflow/core';
 import { type CountedJsonContainer, checkJsonStructure } from './json-structure';
 
 /** Largest JSON file of a model folder read whole (config.json, the shard index of a 235B model is ~2 MB). */
 export const MAX_FOLDER_JSON_BYTES = 64 * 1024 * 1024;
-
-function kindOf(stats: Stats): string {
-  if (stats.isDirectory()) return 'a directory';
-  if (stats.isFIFO()) return 'a FIFO';
-  if (stats.isSocket()) return 'a socket';
-  return 'a device or other special file';
-}
 
 function refuse(message: string, details: Record<string, unknown>): AgentFlowError {
   return new AgentFlowError({ code: 'INVALID_ARGUMENT', message, details });
@@ -50,7 +43,7 @@ export function folderFile(dir: string, name: string): string | undefined {
     throw refuse(`${path} resolves to ${target}, outside the model folder ${dir}; copy the file into the folder.`, { path, target });
   }
   const stats = statSync(target);
-  if (!stats.isFile()) throw refuse(`${path} is ${kindOf(stats)}; expected a regular file.`, { path });
+  if (!stats.isFile()) throw refuse(`${path} is ${fileKindOf(stats)}; expected a regular file.`, { path });
   return path;
 }
 
@@ -111,7 +104,7 @@ export function readFolderText(path: string, maxBytes: number, what: string): st
   let bytes: Buffer;
   try {
     const stats = fstatSync(fd);
-    if (!stats.isFile()) throw refuse(`${path} is ${kindOf(stats)}; expected a regular file.`, { path });
+    if (!stats.isFile()) throw refuse(`${path} is ${fileKindOf(stats)}; expected a regular file.`, { path });
     if (stats.size > maxBytes) {
       throw refuse(`${path} is ${stats.size} bytes; ${what} is at most ${maxBytes} bytes (${formatMiB(maxBytes)}).`, { path, size: stats.size, maxBytes });
     }

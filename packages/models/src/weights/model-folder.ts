@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AgentFlowError, assertNever } from '@agentflow/core';
+import { AgentFlowError, assertNever, diskFullError, isDiskFullError } from '@agentflow/core';
 import {
   float32ToBfloat16Array,
   float32ToFloat16Array,
@@ -13,7 +13,7 @@ import { copyTokenizerFiles, OPTIONAL_TOKENIZER_FILES, REQUIRED_TOKENIZER_FILES 
 import { generationConfigJson, padTokenIdOf } from './generation-config';
 import { type LoadWeightsSettings, loadModelWeights } from './load-weights';
 import type { Qwen3Model } from './random-model';
-import { writeFolderAtomic } from './replace-folder';
+import { folderSiblings, writeFolderAtomic } from './replace-folder';
 import { DEFAULT_MAX_SHARD_BYTES, planShards } from './shard-plan';
 import type { ModelWeights } from './weight-names';
 
@@ -160,6 +160,10 @@ function checkReplaceable(dir: string, alongside: readonly string[]): void {
  * place; an existing `dir` is replaced whole (files of an earlier save, shards included, do not
  * survive), and kept as it was when anything fails. An existing `dir` that holds anything besides
  * a model folder's files is refused rather than deleted.
+ *
+ * A full device or quota (ENOSPC, EDQUOT) while the new folder is written is DISK_FULL naming
+ * `dir` and the bytes of the weights: the partial folder is removed and `dir` is the previous
+ * folder, whole (or absent, when there was none).
  */
 export async function saveModelFolder(dir: string, model: Qwen3Model, settings: SaveModelFolderSettings = {}): Promise<void> {
   const dtype = settings.dtype ?? 'float32';
@@ -168,11 +172,21 @@ export async function saveModelFolder(dir: string, model: Qwen3Model, settings: 
   checkReplaceable(dir, settings.alongside?.files ?? []);
   const tokenizer = settings.tokenizer === undefined ? createByteLevelTokenizerFiles() : settings.tokenizer;
   const padTokenId = settings.padTokenId ?? (tokenizer === null || 'copyFrom' in tokenizer ? undefined : padTokenIdOf(tokenizer));
-  await writeFolderAtomic(dir, async (partial) => {
-    writeFileSync(join(partial, 'config.json'), `${JSON.stringify({ ...toHfConfig(model.config), torch_dtype: dtype }, null, 2)}\n`);
-    writeFileSync(join(partial, 'generation_config.json'), generationConfigJson(model.config, padTokenId));
-    await writeWeights(partial, model.weights, dtype, maxShardBytes);
-    writeTokenizer(partial, tokenizer);
-    await settings.alongside?.write(partial);
-  });
+  // A folder a killed replacement left at `<dir>.previous` is put back by writeFolderAtomic.
+  const existed = existsSync(dir) || existsSync(folderSiblings(dir).previous);
+  try {
+    await writeFolderAtomic(dir, async (partial) => {
+      writeFileSync(join(partial, 'config.json'), `${JSON.stringify({ ...toHfConfig(model.config), torch_dtype: dtype }, null, 2)}\n`);
+      writeFileSync(join(partial, 'generation_config.json'), generationConfigJson(model.config, padTokenId));
+      await writeWeights(partial, model.weights, dtype, maxShardBytes);
+      writeTokenizer(partial, tokenizer);
+      await settings.alongside?.write(partial);
+    });
+  } catch (error) {
+    if (!isDiskFullError(error)) throw error;
+    let bytes = 0;
+    for (const tensor of model.weights.values()) bytes += tensor.data.length * DTYPE_BYTES[dtype];
+    const target = resolve(dir);
+    throw diskFullError(target, bytes, error, { kept: existed ? `the previous folder ${target} is intact` : `nothing was left at ${target}` });
+  }
 }

@@ -60,8 +60,9 @@ export function restoreInterruptedFolder(dir: string): void {
  * folder or the complete new one, never a mix. Between the two renames of a replacement (two
  * system calls) `dir` is absent and the old folder is whole at `<dir>.previous`; the next call
  * for `dir` (or restoreInterruptedFolder) puts it back before anything else, also over an empty
- * `dir` made since. A failure of `fill` removes `<dir>.partial` and
- * leaves `dir` as it was; a kill leaves `<dir>.partial` behind, which the next call removes.
+ * `dir` made since. A failure of `fill` or of the flush (a full disk among them) removes
+ * `<dir>.partial` and leaves `dir` as it was, as does a failed rename of `<dir>.partial`; a kill
+ * leaves `<dir>.partial` behind, which the next call removes.
  * Two processes writing the same `dir` at once are not supported.
  */
 export async function writeFolderAtomic(dir: string, fill: (partial: string) => Promise<void>): Promise<void> {
@@ -87,11 +88,23 @@ export async function writeFolderAtomic(dir: string, fill: (partial: string) => 
   }
   if (existsSync(target)) {
     renameSync(target, previous);
-    renameSync(partial, target);
+    try {
+      renameSync(partial, target);
+    } catch (error) {
+      // The old folder goes back now rather than at the next call.
+      renameSync(previous, target);
+      rmSync(partial, { recursive: true, force: true });
+      throw error;
+    }
     syncPath(dirname(target));
     rmSync(previous, { recursive: true, force: true });
   } else {
-    renameSync(partial, target);
+    try {
+      renameSync(partial, target);
+    } catch (error) {
+      rmSync(partial, { recursive: true, force: true });
+      throw error;
+    }
     syncPath(dirname(target));
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createPromptTemplate, promptTemplateConfigSchema } from './prompt-template-config';
+import { createPromptTemplate, promptTemplateConfigSchema, promptTokenEstimate } from './prompt-template-config';
 
 import type { PromptContext } from './prompt-template';
 
@@ -26,5 +26,14 @@ describe('promptTemplateConfigSchema and createPromptTemplate', () => {
   it("refuses a budget that is not a positive integer and a key of the other kind's", () => {
     expect(promptTemplateConfigSchema.safeParse({ kind: 'compact', maxPromptChars: 0 }).success).toBe(false);
     expect(promptTemplateConfigSchema.safeParse({ kind: 'compact', memoryBudgetChars: 10 }).success).toBe(false);
+  });
+
+  it('estimates the tokens of a prompt from its budgets: at least the characters of a rendered compact prompt, about a quarter of a full one', () => {
+    const compact = promptTemplateConfigSchema.parse({ kind: 'compact', maxPromptChars: 300 });
+    expect(promptTokenEstimate(compact)).toBe(300);
+    const rendered = createPromptTemplate(compact).render({ ...context, question: 'x'.repeat(1000) });
+    expect(rendered.map((message) => message.content).join('').length).toBeLessThanOrEqual(promptTokenEstimate(compact));
+    expect(promptTokenEstimate(promptTemplateConfigSchema.parse({ kind: 'full' }))).toBe(2500);
+    expect(promptTokenEstimate(promptTemplateConfigSchema.parse({ kind: 'full', memoryBudgetChars: 12_000 }))).toBe(4000);
   });
 });

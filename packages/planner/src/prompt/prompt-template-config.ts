@@ -43,3 +43,14 @@ export function createPromptTemplate(config: PromptTemplateConfig): PromptTempla
       return assertNever(config, 'prompt kind');
   }
 }
+
+/**
+ * Tokens of one planner prompt at most, estimated from the template's character budgets (what a
+ * memory plan needs before any prompt exists): the compact prompt is at most `maxPromptChars`
+ * characters, a token per character at worst (a tokenizer learned from a small world); the full
+ * one is a system message with the tool catalogue (about 4,000 characters) and the step log's
+ * budget, at about 4 characters per token (Qwen3's tokenizer on English and code).
+ */
+export function promptTokenEstimate(config: PromptTemplateConfig): number {
+  return config.kind === 'compact' ? config.maxPromptChars : Math.ceil((4000 + config.memoryBudgetChars) / 4);
+}

@@ -28,6 +28,32 @@ export const prmTrainableSchema = z
 export type PrmTrainableSettings = z.input<typeof prmTrainableSchema>;
 export type PrmTrainable = z.output<typeof prmTrainableSchema>;
 
+/**
+ * What trains with the head when `trainable` may be absent and `lora`, its earlier spelling, may
+ * be given: `trainable` as it is, else `{ kind: 'lora', ...lora }` when `lora` is set, else the
+ * head alone. (Giving both is refused by {@link prmSettingsSchema}, not here.)
+ */
+export function resolvePrmTrainable<Lora extends { rank: number; alpha: number }>(settings: {
+  lora?: Lora | null | undefined;
+  trainable?: PrmTrainable | undefined;
+}): PrmTrainable | ({ kind: 'lora' } & Lora) {
+  if (settings.trainable !== undefined) return settings.trainable;
+  return settings.lora ? { kind: 'lora', ...settings.lora } : { kind: 'head' };
+}
+
+/** The longest input the PRM reads by default, in tokens (`maxTokens`): a longer one keeps its end. */
+export const DEFAULT_PRM_MAX_TOKENS = 512;
+
+/**
+ * Tokens of the longest PRM input, for a memory plan: with `input: 'chat'` the planner's prompt
+ * and completion, with `'text'` the step's completion and about 512 tokens of question and
+ * earlier decisions; either way cut to `maxTokens`, as the PRM cuts its inputs.
+ */
+export function prmInputTokenEstimate(settings: { input: 'text' | 'chat'; maxTokens?: number }, planner: { promptTokens: number; completionTokens: number }): number {
+  const full = settings.input === 'chat' ? planner.promptTokens + planner.completionTokens : planner.completionTokens + 512;
+  return Math.min(full, settings.maxTokens ?? DEFAULT_PRM_MAX_TOKENS);
+}
+
 /** Where the PRM's backbone comes from. */
 export const prmBackboneSchema = z.discriminatedUnion('kind', [
   z
@@ -83,7 +109,7 @@ const prmSettingsObject = z
       .number()
       .int()
       .positive()
-      .default(512)
+      .default(DEFAULT_PRM_MAX_TOKENS)
       .describe('Longest input in tokens; longer ones keep their end (the decision) and lose their start.'),
     batchSize: z.number().int().positive().default(16).describe('Inputs per backbone run when scoring.'),
     device: z.enum(['auto', 'cuda', 'cpu']).default('auto').describe('ONNX Runtime execution provider.'),
@@ -105,9 +131,6 @@ export const prmSettingsSchema = prmSettingsObject
       });
     }
   })
-  .transform(({ lora, trainable, ...rest }) => {
-    const resolved: PrmTrainable = trainable ?? (lora ? { kind: 'lora', ...lora } : { kind: 'head' });
-    return { ...rest, trainable: resolved };
-  });
+  .transform(({ lora, trainable, ...rest }) => ({ ...rest, trainable: resolvePrmTrainable({ lora, trainable }) }));
 export type PrmSettings = z.input<typeof prmSettingsSchema>;
 export type PrmConfig = z.output<typeof prmSettingsSchema>;

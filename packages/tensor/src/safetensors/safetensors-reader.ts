@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { AgentFlowError, describeValue } from '@agentflow/core';
+import { AgentFlowError, describeValue, fileKindOf } from '@agentflow/core';
 import { type HostTensor, allocateTypedArray, dtypeByteSize, shapeSize, toFloat32 } from '../dtype/dtype';
 import { type SafetensorsEntry, parseSafetensorsDtype } from './safetensors-format';
 
@@ -40,12 +40,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function fileKind(stats: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
-  if (stats.isDirectory()) return 'a directory';
-  if (stats.isFIFO()) return 'a FIFO';
-  if (stats.isSocket()) return 'a socket';
-  return 'a device or other special file';
-}
 
 function parseMetadata(value: unknown, path: string): Record<string, string> {
   if (value === null) return {};
@@ -109,7 +103,7 @@ export async function openSafetensors(path: string): Promise<SafetensorsFile> {
     if (!stats.isFile()) {
       throw new AgentFlowError({
         code: 'INVALID_ARGUMENT',
-        message: `safetensors file ${path} is ${fileKind(stats)}, not a regular file.`,
+        message: `safetensors file ${path} is ${fileKindOf(stats)}, not a regular file.`,
         details: { path },
       });
     }
