@@ -1,6 +1,7 @@
 import { AgentFlowError } from '@agentflow/core';
 import { findNearDuplicates, loadBenchmark } from '@agentflow/eval';
 import type { RegisterCommand } from './command-context';
+import { parseNumber } from './option-values';
 
 interface DedupOptions {
   train: string;
@@ -8,18 +9,6 @@ interface DedupOptions {
   json?: boolean;
   failOnLeak?: boolean;
   threshold: string;
-}
-
-function parseThreshold(text: string): number {
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) {
-    throw new AgentFlowError({
-      code: 'INVALID_ARGUMENT',
-      message: `--threshold must be a number between 0 and 1, got ${JSON.stringify(text)}.`,
-      details: { threshold: text },
-    });
-  }
-  return value;
 }
 
 /**
@@ -36,7 +25,7 @@ export const registerDedupCommand: RegisterCommand = (program, context) => {
     .option('--fail-on-leak', 'exit with status 1 when any pair is found')
     .option('--threshold <score>', 'similarity in [0, 1] that counts as a leak', '0.5')
     .action((options: DedupOptions) => {
-      const threshold = parseThreshold(options.threshold);
+      const threshold = parseNumber('--threshold', options.threshold, 0, 1);
       const train = loadBenchmark(options.train);
       const test = loadBenchmark(options.test);
       const pairs = findNearDuplicates(train, test, { threshold });

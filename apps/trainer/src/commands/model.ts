@@ -1,6 +1,7 @@
 import { completionNllGradients, scoreCompletions, writeLoraAdapterFolder, writeRandomModelFolder } from '@agentflow/models';
 import type { RegisterCommand } from './command-context';
-import { parseDevice, parseIntegerOption, parseNumberOption, parseWeightDtype, readCompletionFile } from './model/model-io';
+import { readCompletionFile } from './model/model-io';
+import { parseChoice, parseInteger, parseNumber } from './option-values';
 
 /**
  * `agentflow model init | init-adapter | logprobs | grad`: create Qwen3-architecture models and
@@ -24,10 +25,10 @@ export const registerModelCommand: RegisterCommand = (program, context) => {
       const written = await writeRandomModelFolder({
         preset: options.preset,
         outDir: options.out,
-        seed: parseIntegerOption('--seed', options.seed),
-        dtype: parseWeightDtype(options.dtype),
+        seed: parseInteger('--seed', options.seed, 0),
+        dtype: parseChoice('--dtype', options.dtype, ['float32', 'bfloat16', 'float16']),
         ...(options.tokenizer === undefined ? {} : { tokenizerDir: options.tokenizer }),
-        ...(options.vocabSize === undefined ? {} : { vocabSize: parseIntegerOption('--vocab-size', options.vocabSize, 1) }),
+        ...(options.vocabSize === undefined ? {} : { vocabSize: parseInteger('--vocab-size', options.vocabSize, 1) }),
         wording: { outDir: '--out', vocabSize: '--vocab-size' },
       });
       const tokenizer = options.tokenizer === undefined ? 'byte-level tokenizer' : `tokenizer copied from ${options.tokenizer}`;
@@ -47,16 +48,16 @@ export const registerModelCommand: RegisterCommand = (program, context) => {
     .option('--seed <n>', 'random seed', '0')
     .option('--b-std <x>', 'std of random B values (0 keeps PEFT initialisation)', '0')
     .action(async (options: { model: string; out: string; rank: string; alpha: string; targets: string; seed: string; bStd: string }) => {
-      const rank = parseIntegerOption('--rank', options.rank, 1);
+      const rank = parseInteger('--rank', options.rank, 1);
       const targetModules = options.targets.split(',').map((name) => name.trim());
       const adapter = await writeLoraAdapterFolder({
         modelDir: options.model,
         outDir: options.out,
         rank,
-        alpha: parseNumberOption('--alpha', options.alpha),
+        alpha: parseNumber('--alpha', options.alpha),
         targetModules,
-        seed: parseIntegerOption('--seed', options.seed),
-        bStd: parseNumberOption('--b-std', options.bStd),
+        seed: parseInteger('--seed', options.seed, 0),
+        bStd: parseNumber('--b-std', options.bStd),
         wording: { targetModules: '--targets' },
       });
       context.stdout(`wrote a rank-${rank} adapter on ${targetModules.join(', ')} (${adapter.matrices.size} modules) to ${options.out}\n`);
@@ -74,7 +75,7 @@ export const registerModelCommand: RegisterCommand = (program, context) => {
       const scores = await scoreCompletions({
         modelDir: options.model,
         ...(options.adapter ? { adapterDir: options.adapter } : {}),
-        device: parseDevice(options.device),
+        device: parseChoice('--device', options.device, ['auto', 'cuda', 'cpu']),
         batch: readCompletionFile(options.input),
         entropy: options.entropy === true,
       });
@@ -92,7 +93,7 @@ export const registerModelCommand: RegisterCommand = (program, context) => {
       const { loss, gradients } = await completionNllGradients({
         modelDir: options.model,
         adapterDir: options.adapter,
-        device: parseDevice(options.device),
+        device: parseChoice('--device', options.device, ['auto', 'cuda', 'cpu']),
         batch: readCompletionFile(options.input),
         batchName: `--input ${options.input}`,
       });

@@ -31,20 +31,25 @@ export async function runPipelineCommand(options: PipelineOptions, context: Comm
   const freshGuarded = fresh ? guardedTaskSource(fresh) : undefined;
   if (fresh && freshGuarded) assertRunnable(fresh, freshGuarded, options.config ?? 'default config');
   const { config, run, resumed } = openRun(options);
-  // A resumed run's config (with any --set) is checked again before its next stage.
-  const guarded = freshGuarded ?? guardedTaskSource(config);
-  if (resumed) assertRunnable(config, guarded, run.paths.config);
-  const mode = progressModeOf(options);
-  const reporter = createProgressReporter({
-    mode,
-    stages: stageNamesOf(config).filter((name) => !only || only.has(name)),
-    write: mode === 'json' ? context.stdout : context.stderr,
-  });
-  if (mode !== 'json' && mode !== 'quiet') context.stderr(`${resumed ? 'Resuming' : 'Starting'} ${config.name} in ${run.root}\n`);
+  // The run directory's lock is held from here to the end, whatever happens.
   try {
-    await runPipeline(config, run, (event) => reporter.handle(event), { ...(only ? { only } : {}), guarded });
+    // A resumed run's config (with any --set) is checked again before its next stage.
+    const guarded = freshGuarded ?? guardedTaskSource(config);
+    if (resumed) assertRunnable(config, guarded, run.paths.config);
+    const mode = progressModeOf(options);
+    const reporter = createProgressReporter({
+      mode,
+      stages: stageNamesOf(config).filter((name) => !only || only.has(name)),
+      write: mode === 'json' ? context.stdout : context.stderr,
+    });
+    if (mode !== 'json' && mode !== 'quiet') context.stderr(`${resumed ? 'Resuming' : 'Starting'} ${config.name} in ${run.root}\n`);
+    try {
+      await runPipeline(config, run, (event) => reporter.handle(event), { ...(only ? { only } : {}), guarded });
+    } finally {
+      reporter.close();
+    }
   } finally {
-    reporter.close();
+    run.close();
   }
   return run.root;
 }

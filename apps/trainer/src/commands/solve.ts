@@ -9,7 +9,7 @@ import { createCompactPromptTemplate, createFullPromptTemplate } from '@agentflo
 import { runConfigSchema } from '../config/schema';
 import type { CommandContext, RegisterCommand } from './command-context';
 import { createPlannerModel } from './solve/cli-models';
-import { parsePositiveInteger, parsePositiveSeconds } from './solve/planner-spec';
+import { parseChoice, parsePositiveInteger, parsePositiveSeconds } from './option-values';
 import { formatOutcome, formatStep } from './solve/print-step';
 import { resolveSolveToolFlags, type SolveToolFlags } from './solve/solve-tool-flags';
 
@@ -35,13 +35,7 @@ async function solve(question: string, options: SolveOptions, context: CommandCo
   const spec = parsePlannerSpec(options.planner);
   const maxSteps = parsePositiveInteger('--max-steps', options.maxSteps);
   const timeLimitMs = parsePositiveSeconds('--time-limit', options.timeLimit) * 1000;
-  const template = options.template ?? (spec.kind === 'local' ? 'compact' : 'full');
-  if (template !== 'full' && template !== 'compact') {
-    throw new AgentFlowError({
-      code: 'INVALID_ARGUMENT',
-      message: `--template must be full or compact, got ${JSON.stringify(template)}.`,
-    });
-  }
+  const template = parseChoice('--template', options.template ?? (spec.kind === 'local' ? 'compact' : 'full'), ['full', 'compact']);
   const toolSettings = resolveSolveToolFlags(options, process.env);
   // The fixed verifier and generator: an HTTP model at the planner's URLs.
   const connection: ChatModelConnection = {

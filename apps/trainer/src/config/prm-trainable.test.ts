@@ -1,8 +1,8 @@
 import { loadConfig } from '@agentflow/core';
+import { resolvePrmTrainable } from '@agentflow/prm';
 import { describe, expect, it } from 'vitest';
 import { formatDryRun } from '../pipeline/dry-run';
 import { runMemoryModels } from '../pipeline/run-memory-plan';
-import { prmTrainableOf } from './prm-trainable';
 import { runConfigSchema } from './schema';
 
 const load = (...overrides: string[]) => loadConfig(undefined, runConfigSchema, { overrides });
@@ -12,8 +12,8 @@ describe('prm.trainable: what trains with the PRM head', () => {
   it('is absent by default: the head alone, or LoRA when prm.lora is set (its earlier spelling)', () => {
     const defaults = load();
     expect(defaults.prm.trainable).toBeUndefined();
-    expect(prmTrainableOf(defaults.prm)).toEqual({ kind: 'head' });
-    expect(prmTrainableOf(load('prm.lora={rank: 16, alpha: 32}').prm)).toEqual({ kind: 'lora', rank: 16 });
+    expect(resolvePrmTrainable(defaults.prm)).toEqual({ kind: 'head' });
+    expect(resolvePrmTrainable(load('prm.lora={rank: 16, alpha: 32}').prm)).toMatchObject({ kind: 'lora', rank: 16, alpha: 32 });
     expect(prmLine(formatDryRun(defaults, [], ['train-prm']))).toMatch(/, head only, bce,/);
   });
 

@@ -25,9 +25,3 @@ export function prmTrainableConflict(prm: PrmBlock): string | undefined {
   const spelled = prm.trainable.kind === 'lora' ? `LoRA rank ${prm.trainable.rank}` : prm.trainable.kind;
   return `prm.lora (LoRA rank ${prm.lora.rank}) and prm.trainable (${spelled}) both say what trains with the PRM head; prm.lora is the earlier spelling of prm.trainable: { kind: lora, rank, alpha }: set prm.lora=null to keep prm.trainable, or leave prm.trainable out`;
 }
-
-/** What trains with the PRM head, from `prm.trainable` or, absent, `prm.lora`. */
-export function prmTrainableOf(prm: PrmBlock): { kind: 'head' } | { kind: 'lora'; rank: number } | { kind: 'full'; frozen: readonly string[] } {
-  if (prm.trainable !== undefined) return prm.trainable;
-  return prm.lora ? { kind: 'lora', rank: prm.lora.rank } : { kind: 'head' };
-}

@@ -1,11 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentFlowError, type Trajectory } from '@agentflow/core';
+import { AgentFlowError, openRunDirectory, type Trajectory } from '@agentflow/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openRun } from '../pipeline/open-run';
 import type { PipelineContext } from '../pipeline/pipeline-context';
-import { openRunDirectory } from '../pipeline/run-directory';
 import { labelStage } from '../stages/label';
 import { runConfigSchema } from './schema';
 
@@ -18,13 +17,13 @@ let runs = 0;
 
 function startedRun(): string {
   const out = join(root, `run-${runs++}`);
-  openRun({ out });
+  openRun({ out }).run.close();
   return out;
 }
 
 function resumeError(out: string): AgentFlowError {
   try {
-    openRun({ resume: out });
+    openRun({ resume: out }).run.close();
   } catch (error) {
     expect(AgentFlowError.isInstance(error), String(error)).toBe(true);
     return error as AgentFlowError;

@@ -1,12 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentFlowError } from '@agentflow/core';
+import { AgentFlowError, openRunDirectory } from '@agentflow/core';
 import { describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../config/schema';
 import { writeVaultServer } from '../testing/vault-mcp-server.test-helper';
 import { createPipelineContext } from './pipeline-context';
-import { openRunDirectory } from './run-directory';
 
 const world = { kind: 'world', trainTasks: 12, testTasks: 4 } as const;
 const newRun = () => openRunDirectory(join(mkdtempSync(join(tmpdir(), 'agentflow-tools-')), 'run'));

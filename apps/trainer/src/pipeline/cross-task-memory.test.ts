@@ -1,12 +1,11 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChatRequest, LanguageModel } from '@agentflow/core';
+import { type ChatRequest, type LanguageModel, openRunDirectory } from '@agentflow/core';
 import { describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../config/schema';
 import { createRunAgent } from './agent';
 import { createPipelineContext } from './pipeline-context';
-import { openRunDirectory } from './run-directory';
 
 /** A planner that finishes at once with `answer`, recording every prompt it was sent. */
 function finishingModel(answer: string, prompts: string[]): LanguageModel {

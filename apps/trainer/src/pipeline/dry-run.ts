@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { type ChatEndpoint, probeChatEndpoint } from '@agentflow/llm';
 import { checkModelFolder } from '@agentflow/models';
 import { assertNever } from '@agentflow/core';
-import { prmTrainableOf } from '../config/prm-trainable';
+import { resolvePrmTrainable } from '@agentflow/prm';
 import type { RunConfig } from '../config/schema';
 import { type GuardedTaskSource, guardedTaskSource } from './pipeline-context';
 import { preflightProblems } from './preflight';
@@ -130,7 +130,7 @@ function dapoTrains(config: RunConfig): string {
 
 /** What trains with the PRM's head, as the summary says it. */
 function prmTrains(config: RunConfig): string {
-  const trainable = prmTrainableOf(config.prm);
+  const trainable = resolvePrmTrainable(config.prm);
   switch (trainable.kind) {
     case 'head':
       return 'head only';

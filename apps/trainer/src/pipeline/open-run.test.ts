@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { RunDirectory } from '@agentflow/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openRun, resolveConfig } from './open-run';
 import { thrownAgentFlowError } from '../testing/thrown-error.test-helper';
@@ -14,6 +15,12 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const failure = thrownAgentFlowError;
 
 const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
+
+/** A run whose first stage finished, its writer gone (its lock released). */
+const started = (run: RunDirectory) => {
+  run.markStageDone('warm-start');
+  run.close();
+};
 
 describe('resolveConfig with --set', () => {
   it('applies the overrides to the file before validation, a later one winning', () => {
@@ -72,7 +79,7 @@ describe('openRun with --set', () => {
 
   it('applies --set on resume and rewrites config.json with what the run now uses', () => {
     const out = join(dir, 'run');
-    openRun({ out, set: ['seed=1'] }).run.markStageDone('warm-start');
+    started(openRun({ out, set: ['seed=1'] }).run);
     const { config, resumed, run } = openRun({ resume: out, set: ['seed=5'] });
     expect(resumed).toBe(true);
     expect(config.seed).toBe(5);
@@ -82,20 +89,37 @@ describe('openRun with --set', () => {
   it('leaves config.json untouched on resume without --set', () => {
     const out = join(dir, 'run');
     const { run } = openRun({ out });
-    run.markStageDone('warm-start');
+    started(run);
     const compact = JSON.stringify(readJson(run.paths.config));
     writeFileSync(run.paths.config, compact);
-    expect(openRun({ resume: out }).config.out).toBe(out);
+    const resumed = openRun({ resume: out });
+    resumed.run.close();
+    expect(resumed.config.out).toBe(out);
     expect(readFileSync(run.paths.config, 'utf8')).toBe(compact);
   });
 
   it('refuses to move a resumed run with --set out=...', () => {
     const out = join(dir, 'run');
-    openRun({ out }).run.markStageDone('warm-start');
+    started(openRun({ out }).run);
     const before = readFileSync(join(out, 'config.json'), 'utf8');
     const error = failure(() => openRun({ resume: out, set: [`out=${join(dir, 'elsewhere')}`] }));
     expect(error.code).toBe('INVALID_ARGUMENT');
     expect(error.message).toContain('a resumed run stays in its directory');
     expect(readFileSync(join(out, 'config.json'), 'utf8')).toBe(before);
+  });
+});
+
+describe('openRun holds the run directory for one writer', () => {
+  it('refuses a second writer while the first holds it, naming the holder, and lets the next one in once it closes', () => {
+    const out = join(dir, 'run');
+    const first = openRun({ out });
+    first.run.markStageDone('warm-start');
+    const error = failure(() => openRun({ resume: out }));
+    expect(error.code).toBe('RUN_LOCKED');
+    expect(error.message).toContain('(agentflow run)');
+    first.run.close();
+    const second = openRun({ resume: out, set: ['seed=3'] });
+    expect(second.run.lock?.owner.purpose).toBe('agentflow run --resume');
+    second.run.close();
   });
 });

@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgentFlowError, loadConfig, parseOverride, writeFileAtomic } from '@agentflow/core';
+import { AgentFlowError, loadConfig, openRunDirectory, parseOverride, type RunDirectory, writeFileAtomic } from '@agentflow/core';
 import { type RunConfig, runConfigSchema } from '../config/schema';
-import { openRunDirectory, type RunDirectory } from './run-directory';
 
 export interface OpenRunSettings {
   config?: string;
@@ -12,6 +11,8 @@ export interface OpenRunSettings {
   /** `--set KEY.PATH=VALUE` overrides, applied in order (after `--credit`) before validation. */
   set?: readonly string[];
   now?: () => Date;
+  /** What this process does in the run directory, named to a second writer its lock refuses (default `agentflow run`, or `agentflow run --resume`). */
+  purpose?: string;
 }
 
 /** What each `--credit NAME` stands for, as a `--set` of `train.credit`. */
@@ -65,7 +66,8 @@ function resumeConfig(configPath: string, set: readonly string[]): RunConfig {
 export const stamp = (date: Date) => date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 
 /**
- * Opens the run directory: `--resume DIR` continues a run with the config it was started
+ * Opens the run directory, holding its writer lock (release it with `run.close()`; a second
+ * writer is refused with RUN_LOCKED naming the holder): `--resume DIR` continues a run with the config it was started
  * with (plus any `--set`, recorded back into its config.json); otherwise a new directory
  * (`--out`, the config's `out`, or `runs/<time>`) that must not hold a run already, so a
  * finished run is never overwritten.
@@ -79,8 +81,14 @@ export function openRun(settings: OpenRunSettings): { config: RunConfig; run: Ru
         message: `--resume ${settings.resume}: ${configPath} is missing; expected a directory written by \`agentflow run\`.`,
       });
     }
-    const config = resumeConfig(configPath, settings.set ?? []);
-    return { config, run: openRunDirectory(settings.resume, { mustExist: true }), resumed: true };
+    // The writer lock first: a second writer is refused before it rewrites config.json.
+    const run = openRunDirectory(settings.resume, { mustExist: true, startHint: `Start a run with \`agentflow run --out ${settings.resume}\`.`, lock: { purpose: settings.purpose ?? 'agentflow run --resume' } });
+    try {
+      return { config: resumeConfig(configPath, settings.set ?? []), run, resumed: true };
+    } catch (error) {
+      run.close();
+      throw error;
+    }
   }
   const config = resolveConfig(settings);
   const out = settings.out ?? config.out ?? join('runs', stamp((settings.now ?? (() => new Date()))()));
@@ -91,7 +99,7 @@ export function openRun(settings: OpenRunSettings): { config: RunConfig; run: Ru
     });
   }
   const resolved = { ...config, out };
-  const run = openRunDirectory(out);
+  const run = openRunDirectory(out, { lock: { purpose: settings.purpose ?? 'agentflow run' } });
   writeFileAtomic(run.paths.config, `${JSON.stringify(resolved, null, 2)}\n`);
   return { config: resolved, run, resumed: false };
 }

@@ -1,12 +1,11 @@
 import { join, resolve } from 'node:path';
-import { AgentFlowError, type LanguageModel, type RunEventListener, writeFileAtomic } from '@agentflow/core';
+import { AgentFlowError, type LanguageModel, type RunDirectory, type RunEventListener, writeFileAtomic } from '@agentflow/core';
 import { type CrossTaskMemory, openCrossTaskMemory } from '@agentflow/flow';
 import { type ConfiguredTaskSource, openConfiguredTaskSource, type SplitLeakageRecord, type TaskSource, type TaskSourceTools } from '@agentflow/eval';
 import { createToolSet, parseMcpServerSpec, type ToolSet } from '@agentflow/executor';
 import { createChatModel } from '@agentflow/llm';
 import { resolveDevice } from '@agentflow/tensor';
 import type { RunConfig } from '../config/schema';
-import type { RunDirectory } from './run-directory';
 
 /** What every stage shares. No stage knows which kind of task source it runs on. */
 export interface PipelineContext {

@@ -2,9 +2,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readJsonl, type Trajectory } from '@agentflow/core';
+import { openRunDirectory, readJsonl, type Trajectory } from '@agentflow/core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openRunDirectory } from '../pipeline/run-directory';
 import { runSummarySchema } from '../report/run-summary';
 
 const cli = join(__dirname, '..', '..', 'dist', 'cli.js');
@@ -91,11 +90,15 @@ describe('agentflow run (shortened embedded default)', () => {
   it('resumes a run killed with SIGKILL without repeating finished work', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'agentflow-resume-')), 'run');
     const child = spawn('node', [cli, 'run', '--config', config, '--out', out, '--quiet'], { stdio: 'ignore' });
+    let lockRefusal: { status: number | null; stderr: string } | undefined;
     // Kill it once the warm start and the first evaluation are done, in the middle of what follows.
     await new Promise<void>((resolve, reject) => {
       const timer = setInterval(() => {
         if (existsSync(join(out, 'state.json')) && 'eval-before' in stateOf(out).stages) {
           clearInterval(timer);
+          // A second writer while the first runs is refused at once, naming the holder; it writes nothing.
+          const second = agentflow('train', '--resume', out, '--quiet');
+          lockRefusal = { status: second.status, stderr: second.stderr };
           child.kill('SIGKILL');
           resolve();
         }
@@ -106,6 +109,9 @@ describe('agentflow run (shortened embedded default)', () => {
       });
     });
     await new Promise((resolve) => child.once('exit', resolve));
+    expect(lockRefusal?.status).toBe(1);
+    expect(lockRefusal?.stderr).toContain(`is in use: pid ${child.pid} on `);
+    expect(lockRefusal?.stderr).toContain('(agentflow run)');
     const before = stateOf(out).stages;
     expect(before.report).toBeUndefined();
     const resumed = agentflow('run', '--resume', out, '--quiet');

@@ -1,4 +1,4 @@
-import { type RunEventListener, runStages, type Stage } from '@agentflow/core';
+import { type RunDirectory, type RunEventListener, runStages, type Stage } from '@agentflow/core';
 import { needsStepScores } from '@agentflow/dapo';
 import type { RunConfig } from '../config/schema';
 import { collectStage } from '../stages/collect';
@@ -10,7 +10,6 @@ import { trainPrmStage } from '../stages/train-prm';
 import { warmStartStage } from '../stages/warm-start';
 import { createPipelineContext, type GuardedTaskSource, type PipelineContext } from './pipeline-context';
 import { POLICY_CHECKPOINTS } from './planner-checkpoints';
-import type { RunDirectory } from './run-directory';
 
 /** Every task source's pipeline, in order. Each stage also runs alone (`agentflow collect --resume DIR`...). */
 export const PIPELINE_STAGES: Array<Stage<PipelineContext>> = [

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_PREFILL_CHUNK_TOKENS, getModelPreset, loadQwen3Config, parameterCount, toHfConfig } from '@agentflow/models';
 import { openConfiguredTaskSource } from '@agentflow/eval';
-import { DEFAULT_PRM_TRAINING_BATCH_SIZE, prmTrainingSettingsSchema } from '@agentflow/prm';
+import { DEFAULT_PRM_MAX_TOKENS, DEFAULT_PRM_TRAINING_BATCH_SIZE, prmSettingsSchema, prmTrainingSettingsSchema } from '@agentflow/prm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@agentflow/core';
 import { runConfigSchema } from '../config/schema';
@@ -109,5 +109,9 @@ describe('the memory plan of the embedded default', () => {
     expect(prm!.sessions.find((session) => session.name === 'training')).toMatchObject({ kind: 'scalar-head', rows: DEFAULT_PRM_TRAINING_BATCH_SIZE });
     // The PRM trains with that batch: the run's train-prm stage sets none.
     expect(prmTrainingSettingsSchema.parse({}).batchSize).toBe(DEFAULT_PRM_TRAINING_BATCH_SIZE);
+    // The PRM cuts its inputs to its default maxTokens, and the plan sizes them so.
+    expect(prmSettingsSchema.parse({}).maxTokens).toBe(DEFAULT_PRM_MAX_TOKENS);
+    const chat = runMemoryModels(load('prm.input=chat', 'policy.maxNewTokens=2048'))[1]!;
+    expect(chat.sessions.map((session) => (session.kind === 'scalar-head' ? session.sequence : undefined))).toEqual([DEFAULT_PRM_MAX_TOKENS]);
   });
 });

@@ -12,8 +12,8 @@ import {
   plannedPolicySessions,
   type Qwen3Config,
 } from '@agentflow/models';
-import { DEFAULT_PRM_TRAINING_BATCH_SIZE } from '@agentflow/prm';
-import { prmTrainableOf } from '../config/prm-trainable';
+import { DEFAULT_PRM_TRAINING_BATCH_SIZE, prmInputTokenEstimate, resolvePrmTrainable } from '@agentflow/prm';
+import { promptTokenEstimate } from '@agentflow/planner';
 import type { RunConfig } from '../config/schema';
 
 /** What a CUDA plan assumes the GPU has when the config does not say: one H200. */
@@ -32,18 +32,6 @@ function modelConfig(source: RunConfig['policy']['model'], task: RunConfig['task
 }
 
 /**
- * Tokens of one planner prompt, estimated from the prompt template's character budgets: the
- * compact prompt is at most maxPromptChars characters (a token per character at worst, for a
- * tokenizer learned from the world); the full one is a system message with the tool catalogue
- * (about 4,000 characters) and the step log's budget, at about 4 characters per token for
- * Qwen3's tokenizer on English and code.
- */
-export function promptTokens(config: RunConfig): number {
-  const prompt = config.policy.prompt;
-  return prompt.kind === 'compact' ? prompt.maxPromptChars : Math.ceil((4000 + prompt.memoryBudgetChars) / 4);
-}
-
-/**
  * The run's models and sessions as @agentflow/models' planMemory sees them: the planner
  * (generation unless rollouts go to vLLM, log-probs of DAPO micro-batches, the reference for the
  * KL term, the training step; an adapter or, trained in full, every weight: plannedPhaseTraining)
@@ -51,7 +39,7 @@ export function promptTokens(config: RunConfig): number {
  */
 export function runMemoryModels(config: RunConfig): PlannedModel[] {
   const { policy, train } = config;
-  const prompt = promptTokens(config);
+  const prompt = promptTokenEstimate(policy.prompt);
   const sequence = prompt + policy.maxNewTokens;
   // DAPO's micro-batch of full-length rows (@agentflow/dapo microBatchRanges): the largest it makes.
   const trainingRows = microBatchRanges(Array.from({ length: train.microBatchRows }, () => sequence), train.microBatchRows, train.microBatchTokens)[0]![1];
@@ -64,12 +52,11 @@ export function runMemoryModels(config: RunConfig): PlannedModel[] {
     recompute: policy.recompute,
     scoringName: `log-probs${train.klCoefficient > 0 ? ' and the KL reference' : ''}${policy.rollouts.kind === 'vllm' ? ' (rollouts on vLLM)' : ''}`,
   });
-  // The PRM reads the planner's chat ('chat') or a plain rendering of the question and the step
-  // ('text': estimated at the step's tokens plus 512 for the question).
-  const prmSequence = config.prm.input === 'chat' ? sequence : policy.maxNewTokens + 512;
+  // The PRM reads the planner's chat or a plain rendering of the step, cut to its default maxTokens.
+  const prmSequence = prmInputTokenEstimate({ input: config.prm.input }, { promptTokens: prompt, completionTokens: policy.maxNewTokens });
   const prmSessions: PlannedSession[] = [{ kind: 'scalar-head', name: 'step scoring', rows: config.prm.scoringBatchSize, sequence: prmSequence, training: false }];
   // The PRM's training graph through the backbone (@agentflow/prm: LoRA or full) runs its default batch per step and recomputes its layers with the planner's setting.
-  const prmTrainable = prmTrainableOf(config.prm);
+  const prmTrainable = resolvePrmTrainable(config.prm);
   if (prmTrainable.kind !== 'head') {
     prmSessions.push({ kind: 'scalar-head', name: 'training', rows: DEFAULT_PRM_TRAINING_BATCH_SIZE, sequence: prmSequence, training: true, recompute: policy.recompute });
   }

@@ -66,5 +66,5 @@ export const runSummarySchema = z.object({
 export type RunCheck = NonNullable<RunSummary['checks']>[number];
 export type RunSummary = z.infer<typeof runSummarySchema>;
 
-/** One row of `metrics.jsonl`: the stage, a step counter and numbers. */
-export type MetricsRow = { stage: string; step: number } & Record<string, number | string>;
+/** One row of `metrics.jsonl` (@agentflow/core). */
+export type { MetricsRow } from '@agentflow/core';

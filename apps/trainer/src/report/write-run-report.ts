@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { AgentFlowError, readJsonl, writeFileAtomic } from '@agentflow/core';
+import { AgentFlowError, readConfigFile, readJsonl, validateConfig, writeFileAtomic } from '@agentflow/core';
 import { renderReport, type ReportRun } from './render-report';
 import { type MetricsRow, runSummarySchema } from './run-summary';
 
@@ -14,7 +14,7 @@ export function loadReportRun(dir: string): ReportRun {
       details: { dir },
     });
   }
-  const summary = runSummarySchema.parse(JSON.parse(readFileSync(summaryPath, 'utf8')));
+  const summary = validateConfig(readConfigFile(summaryPath), runSummarySchema, summaryPath);
   const metrics = readJsonl<MetricsRow>(join(dir, 'metrics.jsonl'), { allowMissing: true });
   return { label: `${basename(dir)} (${summary.credit})`, summary, metrics };
 }

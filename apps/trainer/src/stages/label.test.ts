@@ -1,12 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentFlowError, readJsonl, type Step, type Trajectory } from '@agentflow/core';
+import { AgentFlowError, openRunDirectory, readJsonl, type RunDirectory, type Step, type Trajectory } from '@agentflow/core';
 import { type LabelSummary, nothingLabelledError, type PrmExample } from '@agentflow/prm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runConfigSchema } from '../config/schema';
 import type { PipelineContext } from '../pipeline/pipeline-context';
-import { openRunDirectory, type RunDirectory } from '../pipeline/run-directory';
 import { type LoopbackChatServer, startOpenAiCompatibleServer } from '@agentflow/llm/testing';
 import { labelStage, labelSummaryPath, labelsPath, MONTE_CARLO_NAMES } from './label';
 import { trainPrmStage } from './train-prm';

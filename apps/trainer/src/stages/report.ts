@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { AgentFlowError, writeFileAtomic, type Stage } from '@agentflow/core';
+import { AgentFlowError, readConfigFile, type Stage, validateConfig, writeFileAtomic } from '@agentflow/core';
 import { comparePairedRuns } from '@agentflow/eval';
 import type { PlannerEvaluation } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
@@ -52,5 +51,5 @@ export const reportStage: Stage<PipelineContext> = {
 
 /** Reads a run's summary.json. */
 export function readRunSummary(path: string): RunSummary {
-  return runSummarySchema.parse(JSON.parse(readFileSync(path, 'utf8')));
+  return validateConfig(readConfigFile(path), runSummarySchema, path);
 }

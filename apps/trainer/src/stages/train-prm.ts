@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgentFlowError, createRandom, readJsonl, type Stage } from '@agentflow/core';
+import { AgentFlowError, createRandom, readConfigFile, readJsonl, type Stage } from '@agentflow/core';
 import {
   calibrationBins,
   collectedSteps,
@@ -29,7 +29,7 @@ function nothingToLearnError(context: PipelineContext, lines: number): AgentFlow
   if (upstream) return upstream;
   const path = labelsPath(context);
   const summaryPath = labelSummaryPath(context);
-  const stopped = existsSync(summaryPath) ? (JSON.parse(readFileSync(summaryPath, 'utf8')) as Partial<LabelSummary>).stopped : undefined;
+  const stopped = existsSync(summaryPath) ? (readConfigFile(summaryPath) as Partial<LabelSummary>).stopped : undefined;
   const label = run.isStageDone('label')
     ? `The label stage is recorded done: remove "label" from the stages of ${run.paths.state} and resume (agentflow run --resume ${run.root}) to label again`
     : `The label stage has not finished${stopped ? `; it stopped: ${stopped.replace(/\.$/, '')}` : ''}. Resume (agentflow run --resume ${run.root}) to run it`;

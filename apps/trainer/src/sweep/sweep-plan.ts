@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgentFlowError, parseOverride, writeFileAtomic } from '@agentflow/core';
+import { AgentFlowError, parseOverride, readConfigFile, writeFileAtomic } from '@agentflow/core';
+import { parseSeedList } from '@agentflow/eval';
 import { z } from 'zod';
 
 /** What a sweep runs: one config (with its overrides) per seed and credit. Written to `sweep.json`. */
@@ -16,25 +17,6 @@ const sweepPlanSchema = z
 export type SweepPlan = z.infer<typeof sweepPlanSchema>;
 
 const CREDITS = ['process', 'outcome', 'mix'];
-const MAX_SEEDS = 1000;
-
-/** Parses `0-4`, `0,2,7` or `3` into distinct non-negative seeds, in order. */
-export function parseSeeds(text: string): number[] {
-  const seeds: number[] = [];
-  for (const part of text.split(',')) {
-    const match = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(part);
-    const [from, to] = match ? [Number(match[1]), Number(match[2] ?? match[1])] : [Number.NaN, Number.NaN];
-    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || to < from || to - from >= MAX_SEEDS) {
-      throw new AgentFlowError({
-        code: 'INVALID_ARGUMENT',
-        message: `--seeds ${JSON.stringify(text)}: expected seeds like 0-4, 0,2,7 or 3 (non-negative integers, ranges low-high of at most ${MAX_SEEDS}); ${JSON.stringify(part)} is not one.`,
-      });
-    }
-    for (let seed = from; seed <= to; seed++) if (!seeds.includes(seed)) seeds.push(seed);
-  }
-  if (seeds.length > MAX_SEEDS) throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--seeds ${JSON.stringify(text)} names ${seeds.length} seeds; at most ${MAX_SEEDS}.` });
-  return seeds;
-}
 
 /** Parses `process,outcome` into distinct `--credit` values. */
 export function parseCredits(text: string): string[] {
@@ -53,7 +35,7 @@ export function sweepPlanOf(options: { config?: string; set?: string[]; seeds: s
   if (seedOverride !== undefined) {
     throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--set ${JSON.stringify(seedOverride)}: a sweep sets each run's seed from --seeds; drop this --set.` });
   }
-  return { version: 1, config: options.config ?? null, set, seeds: parseSeeds(options.seeds), credits: options.credit === undefined ? null : parseCredits(options.credit) };
+  return { version: 1, config: options.config ?? null, set, seeds: parseSeedList(options.seeds), credits: options.credit === undefined ? null : parseCredits(options.credit) };
 }
 
 /** Where the plan of a sweep directory is kept. */
@@ -86,9 +68,9 @@ export function readSweepPlan(dir: string): SweepPlan {
   }
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
+    json = readConfigFile(path);
   } catch (cause) {
-    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `${path} is not valid JSON; it should hold the plan \`agentflow sweep\` wrote.`, cause });
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `${path} cannot be read as JSON (${(cause as Error).message}); it should hold the plan \`agentflow sweep\` wrote.`, cause });
   }
   const parsed = sweepPlanSchema.safeParse(json);
   if (!parsed.success) {

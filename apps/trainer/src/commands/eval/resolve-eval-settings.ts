@@ -1,11 +1,10 @@
 import { resolve } from 'node:path';
 import { AgentFlowError, formatZodIssues } from '@agentflow/core';
-import { type BenchmarkEvalSettings, resolveBenchmarkEvalSettings } from '@agentflow/eval';
+import { type BenchmarkEvalSettings, parseDatasetFormat, parseFieldMapping, parseYearRange, resolveBenchmarkEvalSettings } from '@agentflow/eval';
 import { parseChatModelSpec, parsePlannerSpec } from '@agentflow/llm';
-import { parsePositiveInteger } from '../solve/planner-spec';
 import type { BenchmarkOptions } from './eval-options';
 import { EVAL_DEFAULTS, type EvalConnection, evalConnectionSchema } from './eval-settings';
-import { parseChoice, parseFields, parseFormat, parseInteger, parseNumber, parseYears } from './parse-option-values';
+import { parseChoice, parseInteger, parseNumber, parsePositiveInteger } from '../option-values';
 
 /** `local:DIR` with DIR absolute, so a resume from another folder names the same planner. */
 function normalizePlanner(text: string): string {
@@ -59,10 +58,10 @@ export function resolveEvalSettings(given: BenchmarkOptions, base?: BenchmarkEva
     template: parsedOr(given.template, (text) => parseChoice('--template', text, ['full', 'compact']), base?.template) ?? byPlanner,
     data: {
       path: dataPath,
-      format: given.format === undefined && given.data === undefined && base ? base.data.format : parseFormat(given.format, dataPath),
-      years: parsedOr(given.years, parseYears, base?.data.years),
+      format: given.format === undefined && given.data === undefined && base ? base.data.format : parseDatasetFormat(given.format, dataPath),
+      years: parsedOr(given.years, (text) => parseYearRange(text), base?.data.years),
       limit: parsedOr(given.limit, (text) => parsePositiveInteger('--limit', text), base?.data.limit),
-      fields: parsedOr(given.fields, parseFields, base?.data.fields),
+      fields: parsedOr(given.fields, (text) => parseFieldMapping(text), base?.data.fields),
     },
     fixedModules,
     python: given.python ?? base?.python,

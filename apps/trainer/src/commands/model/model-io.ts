@@ -43,37 +43,3 @@ export function readCompletionFile(path: string): PolicyBatch {
   }
   return { promptIds, completionIds };
 }
-
-/** Parses an integer option with a clear error. */
-export function parseIntegerOption(name: string, text: string, minimum = 0): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < minimum) {
-    throw new AgentFlowError({
-      code: 'INVALID_ARGUMENT',
-      message: `${name} must be an integer >= ${minimum}, got ${JSON.stringify(text)}.`,
-      details: { [name]: text },
-    });
-  }
-  return value;
-}
-
-/** Parses a number option with a clear error. */
-export function parseNumberOption(name: string, text: string): number {
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value)) {
-    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `${name} must be a number, got ${JSON.stringify(text)}.` });
-  }
-  return value;
-}
-
-/** `--device` values. */
-export function parseDevice(text: string): 'auto' | 'cuda' | 'cpu' {
-  if (text === 'auto' || text === 'cuda' || text === 'cpu') return text;
-  throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--device must be auto, cuda or cpu, got ${JSON.stringify(text)}.` });
-}
-
-/** `--dtype` values: the element types model folders are saved in. */
-export function parseWeightDtype(text: string): 'float32' | 'bfloat16' | 'float16' {
-  if (text === 'float32' || text === 'bfloat16' || text === 'float16') return text;
-  throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--dtype must be float32, bfloat16 or float16, got ${JSON.stringify(text)}.` });
-}

@@ -65,7 +65,7 @@ describe('agentflow model', () => {
     expect(busy.stderr).toContain(`--out ${modelDir} is not empty; choose a new folder.`);
     const badDtype = agentflow('model', 'init', '--out', join(dir, 'bad-dtype'), '--dtype', 'int8');
     expect(badDtype.status).toBe(2);
-    expect(badDtype.stderr).toMatch(/--dtype must be float32, bfloat16 or float16, got "int8"/);
+    expect(badDtype.stderr).toMatch(/--dtype must be one of float32, bfloat16, float16, got "int8"/);
   });
 
   it('reports a bad input file and a missing model folder clearly', () => {

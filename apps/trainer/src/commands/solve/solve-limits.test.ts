@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parsePositiveSeconds } from './planner-spec';
+import { parsePositiveSeconds } from '../option-values';
 import { type LoopbackServer, ollamaReply, type ScriptedReply, startLoopbackServer } from '../../../../../packages/llm/src/testing/loopback-server';
 
 const cli = join(__dirname, '..', '..', '..', 'dist', 'cli.js');
