@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { AgentFlowError, createRandom, type StepScorer, type Stage } from '@agentflow/core';
+import { AgentFlowError, createRandom, type MetricsRow, type Stage, type StepScorer } from '@agentflow/core';
 import { createDapoTrainer, needsStepScores } from '@agentflow/dapo';
 import { createOutcomeScorer, type TaskItem } from '@agentflow/eval';
 import { createRolloutSampler } from '@agentflow/flow';
@@ -50,6 +50,9 @@ export const trainStage: Stage<PipelineContext> = {
     });
     const agent = createRunAgent(context, rollouts.languageModel);
     const heldOut = source.split('test').slice(0, evaluationTasks);
+    // Each step's numbers with the rollout back end's, kept until its checkpoint commits them.
+    const rolloutNumbers = new Map<number, Record<string, number>>();
+    const recordedSteps = new Set(run.readMetrics().filter((row) => row.stage === 'train').map((row) => row.step));
     const trainer = createDapoTrainer<TaskItem>({
       config: dapo,
       policy: rollouts.trainingPolicy,
@@ -63,15 +66,26 @@ export const trainStage: Stage<PipelineContext> = {
       checkpointDir: dapoDir,
       evaluate: async (step) => {
         const evaluation = await evaluatePlanner(context, agent, { tasks: heldOut, idPrefix: `train-eval-${step}` });
-        run.appendMetrics([{ stage: 'eval', step, accuracy: evaluation.summary.accuracy }]);
         return { heldOutAccuracy: evaluation.summary.accuracy };
       },
       onMetrics: (metrics) => {
-        const { evaluation: _evaluation, ...numbers } = metrics;
-        const row: Record<string, number> = rollouts.stepMetrics();
-        for (const [key, value] of Object.entries(numbers)) if (typeof value === 'number') row[key] = value;
-        run.appendMetrics([{ ...row, stage: 'train', step: metrics.step }]);
+        rolloutNumbers.set(metrics.step, { ...rollouts.stepMetrics(), ...numericFields(metrics) });
         emit({ type: 'progress', stage: 'train', completed: metrics.step, total: dapo.totalSteps, metrics: { reward: metrics.reward, accuracy: metrics.accuracy } });
+      },
+      // metrics.jsonl records the steps a checkpoint holds, once each: a step lost to a kill
+      // runs again after the resume, and one already recorded (a kill during the commit) is not.
+      onCommitted: (steps) => {
+        const fresh = steps.filter((metrics) => !recordedSteps.has(metrics.step));
+        run.appendMetrics(
+          fresh.flatMap((metrics): MetricsRow[] => [
+            { ...(rolloutNumbers.get(metrics.step) ?? numericFields(metrics)), stage: 'train', step: metrics.step },
+            ...(metrics.evaluation ? [{ stage: 'eval', step: metrics.step, accuracy: metrics.evaluation.heldOutAccuracy! }] : []),
+          ]),
+        );
+        for (const metrics of steps) {
+          recordedSteps.add(metrics.step);
+          rolloutNumbers.delete(metrics.step);
+        }
       },
     });
     const resumedAt = await trainer.resume();
@@ -94,3 +108,8 @@ export const trainStage: Stage<PipelineContext> = {
     return { steps: trainer.step, resumedAt, ...(stoppedEarly ? { stoppedEarly } : {}) };
   },
 };
+
+/** The numeric fields of a step's metrics (a step re-delivered after a resume has no rollout numbers kept). */
+function numericFields(metrics: object): Record<string, number> {
+  return Object.fromEntries(Object.entries(metrics).filter((entry): entry is [string, number] => typeof entry[1] === 'number'));
+}

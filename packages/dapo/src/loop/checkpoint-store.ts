@@ -12,6 +12,10 @@ export interface TrainerState {
   cursor: DataCursorState;
   /** The config the run was started with (JSON), to refuse a resume that changes the math. */
   config: Record<string, unknown>;
+  /** The metrics of the steps this checkpoint commits (those since the previous one). */
+  committed?: unknown[];
+  /** Set on load: whether `markCommitted` recorded their delivery (a kill may come between). */
+  delivered?: boolean;
 }
 
 const LATEST = 'latest.json';
@@ -40,12 +44,20 @@ export async function saveCheckpoint(dir: string, policy: TrainablePolicy, state
   const target = join(dir, name);
   rmSync(target, { recursive: true, force: true });
   renameSync(temporary, target);
-  writeFileAtomic(join(dir, LATEST), `${JSON.stringify({ step: state.step, folder: name })}\n`);
+  writeFileAtomic(join(dir, LATEST), `${JSON.stringify({ step: state.step, folder: name, delivered: false })}\n`);
   const older = readdirSync(dir)
     .filter((entry) => /^step-\d{6}$/.test(entry) && entry !== name)
     .sort();
   for (const entry of older.slice(0, Math.max(0, older.length - (keep - 1)))) rmSync(join(dir, entry), { recursive: true, force: true });
   return target;
+}
+
+/** Records in `latest.json` that the latest checkpoint's committed steps were delivered. */
+export function markCommitted(dir: string): void {
+  const latestPath = join(dir, LATEST);
+  const latest = JSON.parse(readFileSync(latestPath, 'utf8')) as { step: number; folder: string; delivered?: boolean };
+  if (latest.delivered === true) return;
+  writeFileAtomic(latestPath, `${JSON.stringify({ ...latest, delivered: true })}\n`);
 }
 
 /** Loads the latest checkpoint into the policy and returns the trainer state, or null when there is none. */
@@ -55,8 +67,10 @@ export async function loadLatestCheckpoint(dir: string, policy: TrainablePolicy)
   let folder: string;
   let state: TrainerState;
   try {
-    folder = (JSON.parse(readFileSync(latestPath, 'utf8')) as { folder: string }).folder;
-    state = JSON.parse(readFileSync(join(dir, folder, STATE), 'utf8')) as TrainerState;
+    const latest = JSON.parse(readFileSync(latestPath, 'utf8')) as { folder: string; delivered?: boolean };
+    folder = latest.folder;
+    // A checkpoint written before `delivered` existed counts as delivered.
+    state = { ...(JSON.parse(readFileSync(join(dir, folder, STATE), 'utf8')) as TrainerState), delivered: latest.delivered !== false };
   } catch (cause) {
     throw new AgentFlowError({ code: 'CHECKPOINT_ERROR', message: `Checkpoint in ${dir} is unreadable: ${(cause as Error).message}`, cause });
   }

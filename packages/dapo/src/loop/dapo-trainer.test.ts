@@ -181,6 +181,66 @@ describe('createDapoTrainer on a two-action task (exact-gradient softmax policy)
     expect(withoutTiming(resumed.metrics)).toEqual(withoutTiming(uninterrupted.metrics.slice(4)));
   });
 
+  it('commits each step once, after the checkpoint that holds it, across kills before and during a commit', async () => {
+    const uninterrupted: DapoStepMetrics[] = [];
+    await setup(21, { checkpointDir: temporaryFolder(), onCommitted: (steps) => void uninterrupted.push(...steps) }, { totalSteps: 10 }).trainer.run();
+    expect(uninterrupted.map((metrics) => metrics.step)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+
+    const dir = temporaryFolder();
+    // The durable record, keyed by step as a metrics file is.
+    const record = new Map<number, DapoStepMetrics>();
+    const deliveries: number[][] = [];
+    const commit = (steps: readonly DapoStepMetrics[]) => {
+      deliveries.push(steps.map((metrics) => metrics.step));
+      for (const metrics of steps) record.set(metrics.step, metrics);
+    };
+    // First process: dies at step 6, before its checkpoint (the last one is step 4): 5 and 6 are never committed.
+    const first = setup(21, { checkpointDir: dir, onCommitted: commit, onMetrics: (metrics) => { if (metrics.step === 6) throw new Error('simulated kill'); } }, { totalSteps: 10 });
+    await expect(first.trainer.run()).rejects.toThrow('simulated kill');
+    expect(deliveries).toEqual([[1, 2, 3, 4]]);
+    // Second process: dies inside the commit of step 8's checkpoint, after recording it.
+    const second = setup(99, { checkpointDir: dir, onCommitted: (steps) => { commit(steps); if (steps.at(-1)?.step === 8) throw new Error('killed while committing'); } }, { totalSteps: 10 });
+    expect(await second.trainer.resume()).toBe(4);
+    await expect(second.trainer.run()).rejects.toThrow('killed while committing');
+    // Third process: step 8's checkpoint is delivered again (its commit never finished), then training goes on.
+    const third = setup(7, { checkpointDir: dir, onCommitted: commit }, { totalSteps: 10 });
+    expect(await third.trainer.resume()).toBe(8);
+    await third.trainer.run();
+    expect(deliveries).toEqual([[1, 2, 3, 4], [5, 6, 7, 8], [5, 6, 7, 8], [9, 10]]);
+    // Keyed by step, the record is the uninterrupted run's.
+    expect(withoutTiming([...record.values()].sort((a, b) => a.step - b.step))).toEqual(withoutTiming(uninterrupted));
+    // A fourth resume after a finished commit delivers nothing again.
+    const fourth = setup(7, { checkpointDir: dir, onCommitted: commit }, { totalSteps: 10 });
+    expect(await fourth.trainer.resume()).toBe(10);
+    expect(deliveries).toHaveLength(4);
+  });
+
+  it('checkpoints and commits the steps that ran when training cannot go on', async () => {
+    const dir = temporaryFolder();
+    const committed: number[] = [];
+    let calls = 0;
+    const policy = createTwoActionPolicy({ prompts: prompts.length + 1 });
+    const rollouts = createTwoActionRollouts(policy);
+    const trainer = createDapoTrainer<TwoActionPrompt>({
+      config: { ...config, totalSteps: 10, dynamicSampling: { kind: 'refill', maxRounds: 1 } },
+      policy,
+      prompts,
+      // From the third step on every group is uniform: dynamic sampling gives up.
+      sampleRollouts: async (prompt, count, random) => {
+        calls++;
+        const trajectories = await rollouts(prompt, count, random);
+        return calls > 8 ? trajectories.map((trajectory) => ({ ...trajectory, answer: trajectories[0]!.answer })) : trajectories;
+      },
+      scoreOutcome: scoreTwoAction,
+      random: createRandom(5),
+      checkpointDir: dir,
+      onCommitted: (steps) => void committed.push(...steps.map((metrics) => metrics.step)),
+    });
+    await expect(trainer.run()).rejects.toThrow(/generation rounds/);
+    expect(committed).toEqual([1, 2]);
+    expect(readdirSync(dir)).toContain('step-000002');
+  });
+
   it('refuses to resume with a config that changes the math', async () => {
     const dir = temporaryFolder();
     await setup(3, { checkpointDir: dir }, { totalSteps: 2 }).trainer.run();

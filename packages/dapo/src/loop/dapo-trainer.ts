@@ -12,7 +12,7 @@ import PQueue from 'p-queue';
 import { type DapoConfig, type DapoConfigInput, parseDapoConfig } from '../config/dapo-config';
 import { collectGroups } from '../sampling/collect-groups';
 import { boundedK3 } from '../math/reference-kl';
-import { loadLatestCheckpoint, saveCheckpoint } from './checkpoint-store';
+import { loadLatestCheckpoint, markCommitted, saveCheckpoint } from './checkpoint-store';
 import { type DataCursor, createDataCursor } from './data-cursor';
 import { type OutcomeScore, type ScoredGroup, rolloutScoredGroup } from './scored-group';
 import { type DapoStepMetrics, createWeightedMean } from './step-metrics';
@@ -38,7 +38,21 @@ export interface DapoTrainerSettings<Prompt> {
   checkpointDir?: string;
   /** Checkpoints kept on disk (newest first). Default 2. */
   keepCheckpoints?: number;
+  /**
+   * Right after each step of `run()` (progress, logs). After a kill, the steps since the last
+   * checkpoint run again on resume and are reported again: record steps with `onCommitted`.
+   */
   onMetrics?(metrics: DapoStepMetrics): void | Promise<void>;
+  /**
+   * The durable record of `run()`: the steps a checkpoint holds, in order, once each, called
+   * right after that checkpoint is saved (every step when there is no `checkpointDir`). A step
+   * lost to a kill before its checkpoint is never committed (it runs again after the resume).
+   * If the process dies after a checkpoint and before this call returns, `resume()` delivers
+   * that checkpoint's steps again: a consumer that may have written some of them keys them by
+   * `step`. When `run()` ends with an error, the steps since the last checkpoint are
+   * checkpointed and committed first (training stopped on them; what follows saves their policy).
+   */
+  onCommitted?(steps: readonly DapoStepMetrics[]): void | Promise<void>;
   /** Called every config.evaluateEvery steps; its numbers are attached to that step's metrics. */
   evaluate?(step: number): Promise<Record<string, number>>;
   /** Milliseconds; injected for tests. Default performance.now. */
@@ -203,14 +217,20 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
     return metrics;
   };
 
-  const checkpoint = async () => {
-    if (settings.checkpointDir === undefined) return;
-    await saveCheckpoint(
-      settings.checkpointDir,
-      policy,
-      { version: 1, step, random: random.getState(), cursor: getCursor().getState(), config: resumeRelevant(config) },
-      settings.keepCheckpoints ?? 2,
-    );
+  // Steps run since the last checkpoint: committed with the next one.
+  const pending: DapoStepMetrics[] = [];
+  const checkpointAndCommit = async () => {
+    const steps = pending.splice(0);
+    if (settings.checkpointDir !== undefined) {
+      await saveCheckpoint(
+        settings.checkpointDir,
+        policy,
+        { version: 1, step, random: random.getState(), cursor: getCursor().getState(), config: resumeRelevant(config), committed: steps },
+        settings.keepCheckpoints ?? 2,
+      );
+    }
+    if (steps.length > 0) await settings.onCommitted?.(steps);
+    if (settings.checkpointDir !== undefined) markCommitted(settings.checkpointDir);
   };
 
   return {
@@ -234,6 +254,11 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
       step = state.step;
       random.setState(state.random);
       cursor = createDataCursor(settings.prompts.length, random, state.cursor);
+      // Killed between the checkpoint and the end of its commit: deliver its steps again.
+      if (!state.delivered && state.committed !== undefined && state.committed.length > 0) {
+        await settings.onCommitted?.(state.committed as DapoStepMetrics[]);
+        markCommitted(settings.checkpointDir);
+      }
       return step;
     },
     trainStep,
@@ -241,14 +266,22 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
       const last = Math.min(runSettings.untilStep ?? config.totalSteps, config.totalSteps);
       const history: DapoStepMetrics[] = [];
       while (step < last) {
-        const metrics = await trainStep();
+        let metrics: DapoStepMetrics;
+        try {
+          metrics = await trainStep();
+        } catch (error) {
+          // Training cannot go on (e.g. DYNAMIC_SAMPLING_EXHAUSTED): keep the steps that ran.
+          if (pending.length > 0) await checkpointAndCommit();
+          throw error;
+        }
         if (settings.evaluate && config.evaluateEvery > 0 && step % config.evaluateEvery === 0) {
           metrics.evaluation = await settings.evaluate(step);
         }
         await settings.onMetrics?.(metrics);
         history.push(metrics);
+        pending.push(metrics);
         const scheduled = config.checkpointEvery > 0 && step % config.checkpointEvery === 0;
-        if (scheduled || step === last) await checkpoint();
+        if (scheduled || step === last || settings.checkpointDir === undefined) await checkpointAndCommit();
       }
       return history;
     },
