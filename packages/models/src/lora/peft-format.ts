@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgentFlowError } from '@agentflow/core';
+import { AgentFlowError, diskFullError, isDiskFullError, writeFileAtomic } from '@agentflow/core';
 import { type HostTensor, readSafetensors, writeSafetensors } from '@agentflow/tensor';
 import type { Qwen3Config } from '../config/qwen3-config';
 import { LINEAR_MODULES, type LinearModule, linearShape, type ModelWeights } from '../weights/weight-names';
@@ -31,13 +31,22 @@ export async function saveLoraAdapter(dir: string, adapter: LoraAdapter, baseMod
     inference_mode: true,
     modules_to_save: null,
   };
-  writeFileSync(join(dir, 'adapter_config.json'), `${JSON.stringify(peftConfig, null, 2)}\n`);
   const tensors: Record<string, HostTensor> = {};
+  let bytes = 0;
   for (const [path, m] of adapter.matrices) {
     tensors[peftKey(path, 'A')] = { dtype: 'float32', shape: [config.rank, m.inFeatures], data: m.a };
     tensors[peftKey(path, 'B')] = { dtype: 'float32', shape: [m.outFeatures, config.rank], data: m.b };
+    bytes += m.a.byteLength + m.b.byteLength;
   }
-  await writeSafetensors(join(dir, 'adapter_model.safetensors'), tensors, { format: 'pt' });
+  // Each file replaced atomically (the weights first): a crash or a full disk leaves the previous adapter readable.
+  const weightsPath = join(dir, 'adapter_model.safetensors');
+  try {
+    await writeSafetensors(weightsPath, tensors, { format: 'pt' });
+    writeFileAtomic(join(dir, 'adapter_config.json'), `${JSON.stringify(peftConfig, null, 2)}\n`);
+  } catch (error) {
+    if (isDiskFullError(error)) throw diskFullError(weightsPath, bytes, error, { kept: `the previous adapter in ${dir} is intact` });
+    throw error;
+  }
 }
 
 /** Reads a PEFT LoRA folder for this model, checking every shape against the model config. */

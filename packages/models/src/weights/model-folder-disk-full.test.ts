@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentFlowError } from '@agentflow/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getModelPreset } from '../config/presets';
+import { createLoraAdapter } from '../lora/lora-adapter';
+import { loadLoraAdapter, saveLoraAdapter } from '../lora/peft-format';
 import { loadModel, saveModelFolder } from './model-folder';
 import { createRandomModel } from './random-model';
 
@@ -74,5 +76,30 @@ describe('saveModelFolder on a full disk', () => {
     await saveModelFolder(dir, second);
     expect((await loadModel(dir)).weights.get(name)!.data).toEqual(second.weights.get(name)!.data);
     expect(readdirSync(disk)).toEqual(['policy']);
+  });
+
+  it('saving a LoRA adapter on a full disk is DISK_FULL too, and leaves the previous adapter loadable', async (context) => {
+    if (mountFailure !== undefined) {
+      context.skip(mountFailure);
+      return;
+    }
+    const dir = join(disk, 'adapter');
+    const before = createLoraAdapter(config, { rank: 4 }, 1);
+    await saveLoraAdapter(dir, before);
+    // Fill what is left but less than the new adapter's weights.
+    const after = createLoraAdapter(config, { rank: 4 }, 2);
+    const free = Number(execFileSync('df', ['--output=avail', '-B1', disk], { encoding: 'utf8' }).split('\n')[1]);
+    writeFileSync(join(disk, 'filler'), Buffer.alloc(Math.max(0, free - 8192)));
+    const error = await saveLoraAdapter(dir, after).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toMatchObject({ code: 'DISK_FULL', message: expect.stringContaining(`the previous adapter in ${dir} is intact`) });
+    const path = [...before.matrices.keys()][0]!;
+    expect((await loadLoraAdapter(dir, config)).matrices.get(path)!.a).toEqual(before.matrices.get(path)!.a);
+    expect(readdirSync(dir).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
+    rmSync(join(disk, 'filler'));
+    await saveLoraAdapter(dir, after);
+    expect((await loadLoraAdapter(dir, config)).matrices.get(path)!.a).toEqual(after.matrices.get(path)!.a);
   });
 });

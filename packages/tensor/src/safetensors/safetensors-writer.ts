@@ -1,4 +1,4 @@
-import { mkdir, open, rename } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import { type HostTensor, dtypeByteSize, shapeSize } from '../dtype/dtype';
@@ -63,8 +63,12 @@ export async function writeSafetensors(
       position += data.byteLength;
     }
     await handle.sync();
-  } finally {
+  } catch (error) {
+    // A failed write (a full disk among others) leaves the previous file, and no partial one.
     await handle.close();
+    await rm(temporaryPath, { force: true });
+    throw error;
   }
+  await handle.close();
   await rename(temporaryPath, path);
 }
