@@ -1,11 +1,10 @@
 import { existsSync } from 'node:fs';
-import { type ChatEndpoint, probeChatEndpoint } from '@agentflow/llm';
 import { checkModelFolder } from '@agentflow/models';
 import { assertNever } from '@agentflow/core';
 import { resolvePrmTrainable } from '@agentflow/prm';
 import type { RunConfig } from '../config/schema';
 import { type GuardedTaskSource, guardedTaskSource } from './pipeline-context';
-import { preflightProblems } from './preflight';
+import { preflightProblems, probeRunEndpoints } from './preflight';
 import { runMemoryPlan } from './run-memory-plan';
 import { formatMemoryPlan } from '@agentflow/models';
 
@@ -79,11 +78,7 @@ export async function dryRunChecks(
     checks.push({ ok: true, what: 'tasks', detail: `generated world: ${config.task.trainTasks} train / ${config.task.testTasks} held-out tasks, seed ${config.task.seed}` });
   }
   if (dataPresent) checks.push(...sourceChecks(config));
-  const endpoints: Array<[string, ChatEndpoint]> = [];
-  if (config.fixedModules) endpoints.push(['fixed modules', config.fixedModules]);
-  if (config.label.kind === 'judge') endpoints.push(['step judge', config.label.endpoint]);
-  for (const [what, endpoint] of endpoints) {
-    const probe = await probeChatEndpoint(endpoint, { fetch: fetchImpl, env });
+  for (const { what, endpoint, probe } of await probeRunEndpoints(config, { fetch: fetchImpl, env })) {
     if (probe.missingApiKey) checks.push({ ok: false, what: `${what} API key`, detail: probe.missingApiKey });
     checks.push({ ok: probe.ok, what: `${what} (${endpoint.kind} ${endpoint.model})`, detail: probe.detail });
   }

@@ -1,5 +1,6 @@
 import { AgentFlowError } from '@agentflow/core';
 import { longestDemonstration } from '@agentflow/eval';
+import { type ChatEndpoint, type ChatEndpointProbe, probeChatEndpoint } from '@agentflow/llm';
 import type { RunConfig } from '../config/schema';
 import type { GuardedTaskSource } from './pipeline-context';
 
@@ -49,5 +50,41 @@ export function assertRunnable(config: RunConfig, guarded: GuardedTaskSource, or
     code: 'INVALID_CONFIG',
     message: problems.map((problem) => `${origin}: ${problem.key}: ${problem.message}`).join('\n'),
     details: { keys: problems.map((problem) => problem.key) },
+  });
+}
+
+/** The endpoints a run calls besides its planner, with their config keys: the fixed modules, the step judge. */
+export function runEndpoints(config: RunConfig): Array<{ what: string; key: string; endpoint: ChatEndpoint }> {
+  return [
+    ...(config.fixedModules ? [{ what: 'fixed modules', key: 'fixedModules', endpoint: config.fixedModules }] : []),
+    ...(config.label.kind === 'judge' ? [{ what: 'step judge', key: 'label.endpoint', endpoint: config.label.endpoint }] : []),
+  ];
+}
+
+/** Each of the run's endpoints probed (llm's probeChatEndpoint: its model list, a few seconds at most). */
+export async function probeRunEndpoints(
+  config: RunConfig,
+  settings: { fetch?: typeof fetch; env?: NodeJS.ProcessEnv } = {},
+): Promise<Array<{ what: string; key: string; endpoint: ChatEndpoint; probe: ChatEndpointProbe }>> {
+  return Promise.all(runEndpoints(config).map(async (entry) => ({ ...entry, probe: await probeChatEndpoint(entry.endpoint, settings) })));
+}
+
+/**
+ * Refuses a run whose fixed modules or judge do not answer, before any stage: a server that is
+ * down or hangs would otherwise fail every agent run of a stage only at its time limit, minutes
+ * later. The error names the endpoint, what its probe got and the key to change.
+ */
+export async function assertEndpointsAnswer(config: RunConfig, settings: { fetch?: typeof fetch; env?: NodeJS.ProcessEnv } = {}): Promise<void> {
+  const failed = (await probeRunEndpoints(config, settings)).filter(({ probe }) => !probe.ok || probe.missingApiKey);
+  if (failed.length === 0) return;
+  throw new AgentFlowError({
+    code: 'RUNTIME_ERROR',
+    message: failed
+      .map(
+        ({ what, key, endpoint, probe }) =>
+          `${what} (${endpoint.kind} ${endpoint.model}): ${probe.ok ? probe.missingApiKey : probe.detail}; start that server or change ${key} (its url and model), or set ${key === 'fixedModules' ? 'fixedModules: null (rule verifier, the planner answers)' : 'label.kind: monte-carlo (no judge)'}.`,
+      )
+      .join('\n'),
+    details: { endpoints: failed.map(({ key }) => key) },
   });
 }

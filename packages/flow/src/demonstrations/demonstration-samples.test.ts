@@ -1,4 +1,4 @@
-import type { Demonstration, PlannerAction, Tool } from '@agentflow/core';
+import { AgentFlowError, type Demonstration, type LanguageModel, type PlannerAction, type Tool } from '@agentflow/core';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent } from '../agent/create-agent';
@@ -68,5 +68,20 @@ describe('demonstrationSamples', () => {
 
   it('gives no samples for a source without demonstrations', async () => {
     expect(await demonstrationSamples(items, { reward: async () => 1 }, agentOf)).toEqual([]);
+  });
+
+  it('says why a demonstration did not finish, e.g. a fixed verifier that does not answer, instead of blaming the source', async () => {
+    const down: LanguageModel = {
+      specificationVersion: 'v1',
+      provider: 'ollama',
+      modelId: 'judge',
+      async chat() {
+        throw new AgentFlowError({ code: 'HTTP_ERROR', message: 'POST http://127.0.0.1:9/api/chat failed after 1 attempt(s); change the url' });
+      },
+    };
+    const withVerifier = (model: LanguageModel) => createAgent({ model, tools: [lookup], maxRepairs: 0, fixedModules: { verifierModel: down } });
+    const error = await demonstrationSamples(items, sourceWith({ actions: step('Veloria', '88000'), exact: true }).source, withVerifier).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'RUNTIME_ERROR' });
+    expect((error as Error).message).toMatch(/^The demonstration of brisk did not finish \(error\): .*POST http:\/\/127\.0\.0\.1:9\/api\/chat failed/);
   });
 });

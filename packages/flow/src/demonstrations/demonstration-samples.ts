@@ -58,6 +58,14 @@ export async function demonstrationSamples<Item extends DemonstratedItem>(
     const demonstration = source.demonstration?.(item);
     if (!demonstration) continue;
     const trajectory = await agentOf(scriptedModel(demonstration.actions)).run(item.question, { taskId: item.id, trajectoryId: `demo-${item.id}`, seed: 0 });
+    // A run that failed (a fixed module that does not answer, a time limit) says why, not that the source disagrees.
+    if (trajectory.termination === 'error' || trajectory.termination === 'timeout') {
+      throw new AgentFlowError({
+        code: trajectory.termination === 'timeout' ? 'TIMEOUT' : 'RUNTIME_ERROR',
+        message: `The demonstration of ${item.id} did not finish (${trajectory.termination}): ${trajectory.error ?? 'no reason recorded'}`,
+        details: { taskId: item.id, termination: trajectory.termination },
+      });
+    }
     if (demonstration.exact && (await source.reward(item, trajectory.answer ?? undefined)) < 1) {
       throw new AgentFlowError({
         code: 'INTERNAL',
