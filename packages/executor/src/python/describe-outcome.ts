@@ -34,7 +34,7 @@ export function describeOutcome(outcome: ReplOutcome, settings: ResolvedPythonTo
     case 'completed': {
       const error = outcome.error === undefined ? undefined : truncateMiddle(outcome.error.trimEnd(), settings.maxErrorChars).text;
       const late = formatLateOutput(outcome.late);
-      const tail = notes.map((note) => `${note}\n`).join('');
+      const tail = [...outcome.notes.map((note) => `[sandbox] ${note}`), ...notes].map((note) => `${note}\n`).join('');
       const separator = outcome.output === '' || outcome.output.endsWith('\n') || tail === '' ? '' : '\n';
       return { output: late + outcome.output + separator + tail, truncated: outcome.truncated, ...(error === undefined ? {} : { error }) };
     }

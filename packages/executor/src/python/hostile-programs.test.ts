@@ -174,25 +174,14 @@ describe.skipIf(unavailable !== undefined)('hostile programs (issue #21)', () =>
     expect(threads.output).toBe('thread ok\n2\n0\n');
   });
 
-  it('forged frames: one without the nonce ends the REPL as a violation; results never shift', async () => {
+  it('forged frames without the nonce are ignored and counted; results never shift', async () => {
+    // Issue #33: the code no longer holds the host channel, so a forged frame cannot end the REPL; see protocol-isolation.test.ts.
     await run('kept = 1', 'forged');
-    const forged = await run('import os, json\nfor fd in range(3, 12):\n    try:\n        body = json.dumps({"id": 2, "output": "forged\\n"}).encode()\n        os.write(fd, b"AFP %d\\n%s" % (len(body), body))\n    except OSError:\n        pass\nimport time\ntime.sleep(1)', 'forged');
-    expect(forged.error).toMatch(/control channel \(a frame that does not carry the nonce of call \d+: forged by the code\)/);
-    for (const word of ['one', 'two', 'three']) expect((await run(`print("${word}")`, 'forged')).output).toMatch(new RegExp(`^(Note: .*\\n)?${word}\\n$`));
-  });
-
-  it('forged frames: code that steals the nonce can only replace its own answer', async () => {
-    const steal = [
-      'import sys, os, json',
-      'frame = sys._getframe()',
-      'while "nonce" not in frame.f_locals:',
-      '    frame = frame.f_back',
-      'body = json.dumps({"id": frame.f_locals["call"], "nonce": frame.f_locals["nonce"], "output": "forged\\n"}).encode()',
-      'os.write(frame.f_locals["proto_out"], b"AFP %d\\n%s" % (len(body), body))',
-      'print("real")',
-    ].join('\n');
-    expect((await run(steal, 'steal')).output).toBe('forged\n');
-    for (const word of ['one', 'two']) expect((await run(`print("${word}")`, 'steal')).output).toBe(`${word}\n`);
+    const forged = await run('import os, json\nfor fd in range(3, 12):\n    try:\n        body = json.dumps({"id": 2, "output": "forged\\n"}).encode()\n        os.write(fd, b"AFP %d\\n%s" % (len(body), body))\n    except OSError:\n        pass\nimport time\ntime.sleep(1)\nkept', 'forged');
+    expect(forged.error, forged.error).toBeUndefined();
+    // What landed on the REPL's own copy of its output pipe is output, nothing more.
+    expect(forged.output).toMatch(/^(AFP \d+\n\{"id": 2, "output": "forged\\n"\})*1\n\[sandbox\] ignored \d+ messages? on the REPL's answer channel that (was|were) not its answer to this call \(\d+ not a message of the protocol\)\.\n$/);
+    for (const word of ['one', 'two', 'three']) expect((await run(`print("${word}")`, 'forged')).output).toBe(`${word}\n`);
   });
 
   it('late output of a background thread is attributed to its call, never shifted into the next', async () => {

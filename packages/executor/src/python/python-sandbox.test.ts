@@ -219,9 +219,11 @@ describe.skipIf(unavailable !== undefined)('python sandbox against hostile code'
     await expectHealthy();
   });
 
-  it('18. forged protocol frames are a reported violation, not a host crash', async () => {
+  it('18. forged protocol frames are ignored and reported, not a host crash', async () => {
+    // Issue #33: the code holds no descriptor of the host channel; garbage on its answer socket is counted, the result stays its own.
     const result = await run('import os\nfor fd in range(3, 12):\n    try:\n        os.write(fd, b"AFP 7\\nnotjson")\n    except OSError:\n        pass\nimport time\ntime.sleep(1)');
-    expect(result.error).toMatch(/control channel|ended|killed/);
+    expect(result.error, result.error).toBeUndefined();
+    expect(result.output).toMatch(/^(AFP 7\nnotjson)*\n?\[sandbox\] ignored \d+ messages? on the REPL's answer channel .*\(\d+ not a message of the protocol\)\.\n$/);
     await expectHealthy();
   });
 

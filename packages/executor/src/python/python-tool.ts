@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { AgentFlowError, type Tool, type ToolContext, type ToolResult } from '@agentflow/core';
 import { z } from 'zod';
 import { type CgroupProvider, type CgroupReport, detectCgroups } from './cgroup-limits';
@@ -63,7 +64,9 @@ export function createPythonTool(settings: PythonToolSettings = {}): PythonTool 
   let uids: UidAllocator | undefined;
   let cgroups: CgroupProvider | undefined;
   let environment: Promise<PythonEnvironment> | undefined;
-  let sessions = 0;
+  // Control groups are named agentflow-<pid>-<n> (the form reapStaleCgroups reads); n starts at a
+  // random base so that two python tools of one process never share a group (and kill each other's sandboxes).
+  let sessions = randomInt(1, 2 ** 31) * 1_000_000;
   const getEnvironment = () => {
     environment ??= resolvePythonEnvironment(resolved.python, resolved.bwrapPath).then((found) => {
       if (found.kind === 'ready' && resolved.cgroups === 'auto') cgroups = detectCgroups();
@@ -132,7 +135,8 @@ export function createPythonTool(settings: PythonToolSettings = {}): PythonTool 
       limits: { memoryBytes: resolved.memoryBytes, maxProcesses: resolved.maxProcesses, cpuCores: resolved.cpuCores },
       uid: state.uid,
       startTimeoutMs: resolved.startTimeoutMs,
-      maxFrameBytes: 8 * resolved.maxOutputBytes + 4 * resolved.maxErrorChars + 65_536,
+      // Output and late output (each up to maxOutputBytes, at most 6 bytes of JSON a byte) and the error text (up to 2 x maxErrorChars, 12 a character).
+      maxFrameBytes: 16 * resolved.maxOutputBytes + 32 * resolved.maxErrorChars + 65_536,
       readyNonce,
     });
   };
@@ -192,7 +196,7 @@ export function createPythonTool(settings: PythonToolSettings = {}): PythonTool 
           : `folder per task, checked after each call (${resolved.scratchBytes} bytes, ${resolved.scratchFiles} files)`,
         seccomp: seccomp ? `bwrap --seccomp (${arch}): denies ${deniedSyscalls(arch).join(', ')}` : `none: no syscall table for ${arch}`,
         namespaces: privileged
-          ? 'new pid, net, ipc, uts, cgroup namespaces; no user namespace (the driver drops to its uid); new ones denied by seccomp'
+          ? 'new pid, net, ipc, uts, cgroup namespaces; no user namespace (the REPL drops to its uid, its supervisor to nobody); new ones denied by seccomp'
           : `new user, pid, net, ipc, uts, cgroup namespaces${found.kind === 'ready' && found.bwrapVersion[1] >= 8 ? '; --disable-userns' : ''}`,
         uids: privileged
           ? `one uid per live REPL from ${resolved.sandboxUid} (${resolved.sandboxUidCount}), locked machine-wide in ${resolved.uidLockDirectory}`
@@ -240,5 +244,6 @@ function driverConfig(settings: ResolvedPythonToolSettings, uid: number | undefi
     cpuSecondsPerCall: settings.cpuSecondsPerCall,
     cpuSecondsPerTask: settings.cpuSecondsPerTask,
     maxOutputBytes: settings.maxOutputBytes,
+    maxErrorChars: settings.maxErrorChars,
   };
 }

@@ -13,7 +13,16 @@ export interface LateOutput {
 
 /** How one request to the sandboxed REPL ended. */
 export type ReplOutcome =
-  | { kind: 'completed'; call: number; output: string; truncated: boolean; error: string | undefined; late: LateOutput[] }
+  | {
+      kind: 'completed';
+      call: number;
+      output: string;
+      truncated: boolean;
+      error: string | undefined;
+      late: LateOutput[];
+      /** What the sandbox's supervisor says about the call (messages it ignored, threads it could not separate). */
+      notes: string[];
+    }
   | { kind: 'timeout' }
   | { kind: 'aborted' }
   | { kind: 'killed'; reason: string }
@@ -22,7 +31,7 @@ export type ReplOutcome =
   | { kind: 'startFailed'; detail: string };
 
 export interface ReplSession {
-  /** Resolves when the driver said it is ready, or with how it failed to start. */
+  /** Resolves when the supervisor said the REPL is ready, or with how it failed to start. */
   readonly started: Promise<ReplOutcome | undefined>;
   run(code: string, timeoutMs: number, signal?: AbortSignal): Promise<ReplOutcome>;
   /** Resolves once the sandbox process has exited (at most a few seconds after `kill`). */
@@ -32,7 +41,7 @@ export interface ReplSession {
   readonly alive: boolean;
   /** Host pid of the spawned process (the cgroup wrapper, then bwrap). */
   readonly pid: number | undefined;
-  /** Answers to earlier calls that arrived after their call was over (a forged frame that carried the right nonce came first). */
+  /** Answers to earlier calls that arrived after their call was over (none is expected: only the supervisor writes frames). */
   readonly droppedAnswers: number;
 }
 
@@ -41,7 +50,7 @@ export interface ReplSessionSettings {
   args: string[];
   startTimeoutMs: number;
   maxFrameBytes: number;
-  /** The nonce the driver's ready frame must carry (it is in the driver's configuration). */
+  /** The nonce the supervisor's ready frame must carry (it is in the driver's configuration). */
   readyNonce: string;
   /** Called once, just before the sandbox is killed (to record and kill its whole process tree). */
   onKill?: () => void;
@@ -62,14 +71,16 @@ interface AnswerFrame {
   truncated?: unknown;
   error?: unknown;
   late?: unknown;
+  notes?: unknown;
 }
 
 /**
- * Spawns the sandbox and speaks the frame protocol with the driver inside it. Every
- * request carries a call id and a fresh nonce; an answer must carry both. A frame with
- * another nonce can only come from the code, so it ends the session as a violation; a
- * second answer to a call already answered is dropped and counted. No answer can ever
- * be taken for a later call's.
+ * Spawns the sandbox and speaks the frame protocol with the supervisor inside it, the only
+ * process there that holds this channel (the code runs in a REPL process without it; see
+ * `driver-source.ts`). Every request carries a call id and a fresh nonce; an answer must
+ * carry both. A frame with another nonce means the sandbox is not what it should be, so it
+ * ends the session as a violation; a second answer to a call already answered is dropped
+ * and counted. No answer can ever be taken for a later call's.
  */
 export function startReplSession(settings: ReplSessionSettings): ReplSession {
   // An empty environment even for bwrap itself: nothing of the host's env reaches it.
@@ -124,7 +135,7 @@ export function startReplSession(settings: ReplSessionSettings): ReplSession {
       const { id } = expected;
       answered.set(id, expected.nonce);
       expected = undefined;
-      if (frame.ready === true) return deliver({ kind: 'completed', call: 0, output: '', truncated: false, error: undefined, late: [] });
+      if (frame.ready === true) return deliver({ kind: 'completed', call: 0, output: '', truncated: false, error: undefined, late: [], notes: [] });
       if (typeof frame.output !== 'string') return violation('an answer without output');
       return deliver({
         kind: 'completed',
@@ -133,10 +144,11 @@ export function startReplSession(settings: ReplSessionSettings): ReplSession {
         truncated: frame.truncated === true,
         error: typeof frame.error === 'string' ? frame.error : undefined,
         late: parseLate(frame.late),
+        notes: Array.isArray(frame.notes) ? frame.notes.filter((note): note is string => typeof note === 'string') : [],
       });
     }
     if (typeof frame.id === 'number' && typeof frame.nonce === 'string' && answered.get(frame.id) === frame.nonce) {
-      droppedAnswers += 1; // the real answer after a forged one that knew the nonce: the call is over
+      droppedAnswers += 1; // a repeated answer: the call is over
       return;
     }
     violation(`a frame that does not carry the nonce of call ${expected?.id ?? callId}: forged by the code`);

@@ -14,7 +14,7 @@ export interface SandboxCommandSettings {
   readOnlyPaths: string[];
   scratchDirectory: string;
   tmpBytes: number;
-  /** True when the host runs as root: no user namespace; the driver drops to `uid` itself. */
+  /** True when the host runs as root: no user namespace; the REPL drops to `uid` itself, its supervisor to nobody. */
   privileged: boolean;
   driverSource: string;
   driverConfig: Record<string, unknown>;
@@ -42,7 +42,7 @@ export function buildSandboxArguments(settings: SandboxCommandSettings): string[
   const args: string[] = [];
   if (settings.privileged) {
     // A user namespace as root would map the sandbox to uid 0, which RLIMIT_NPROC ignores;
-    // instead the driver switches to an unprivileged uid with these two capabilities.
+    // instead the REPL switches to an unprivileged uid (and its supervisor to nobody) with these two capabilities.
     args.push('--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try');
     args.push('--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID');
   } else {
@@ -72,7 +72,7 @@ export function buildSandboxArguments(settings: SandboxCommandSettings): string[
   }
   args.push('--dev', '/dev', '--proc', '/proc');
   args.push('--size', String(settings.tmpBytes), '--perms', '1777', '--tmpfs', '/tmp');
-  // The driver changes into /scratch itself, after dropping to the uid that owns it.
+  // The REPL changes into /scratch itself, after dropping to the uid that owns it.
   args.push('--bind', settings.scratchDirectory, SANDBOX_SCRATCH);
   const bootstrap = "exec(compile(__import__('sys').argv[1], '<agentflow-driver>', 'exec'))";
   args.push(settings.pythonExecutable, '-I', '-B', '-c', bootstrap, settings.driverSource, JSON.stringify(settings.driverConfig));

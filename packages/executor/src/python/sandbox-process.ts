@@ -70,7 +70,7 @@ export function startSandboxProcess(settings: SandboxProcessSettings): SandboxPr
     },
   });
 
-  /** Kills every process of the tree but the sandbox's own three (bwrap, its init, the driver). */
+  /** Kills every process of the tree but the sandbox's own four (bwrap, its init, the supervisor, the REPL). */
   const sweep = async (): Promise<ProcessInfo[]> => {
     const killed: ProcessInfo[] = [];
     for (let round = 0; round < 50; round += 1) {

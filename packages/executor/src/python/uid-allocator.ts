@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgentFlowError } from '@agentflow/core';
+import { AgentFlowError, processStartTime } from '@agentflow/core';
 
 /**
  * Sandbox uids shared by every AgentFlow process of a machine: a uid is taken by creating
@@ -24,15 +24,6 @@ export interface UidAllocatorSettings {
   pid?: number;
 }
 
-/** Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat). */
-export function processStartTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
 
 function ownerAlive(text: string): boolean {
   const [pid, started] = text.trim().split(' ');
