@@ -8,7 +8,7 @@
 export { mean, standardDeviation, standardize, type StdEstimator } from './math/statistics';
 /** Outcome advantages A = (R - mean) / (std + eps), per group. */
 export { batchGroupAdvantages, groupAdvantages, type GroupAdvantageSettings } from './math/group-advantages';
-/** Step credit: outcome broadcast, DeepSeekMath process sum, PURE min-form, and their mix. */
+/** Step credit: outcome broadcast, DeepSeekMath process sum, PURE min-form, their mix, and GiGPO's step groups. */
 export {
   assignStepCredit,
   needsStepScores,
@@ -18,6 +18,9 @@ export {
   type ProcessCredit,
   type StepCredit,
 } from './math/step-credit';
+/** GiGPO's step level: discounted step returns, normalised among the steps that share a state. */
+export { discountedStepReturns, stepGroupAdvantages } from './math/gigpo';
+export { stepStateKeys } from './loop/step-states';
 /** Step advantages onto completion tokens (each step is its own completion). */
 export { expandStepAdvantages } from './math/token-advantages';
 export { type LearningRateSchedule, learningRateAt } from './math/learning-rate';
@@ -37,6 +40,15 @@ export { completionMask, softOverlongPenalty, type OverlongSettings } from './ma
 /** Dynamic sampling: the population-std filter and the refill loop with its round cap. */
 export { DEFAULT_STD_THRESHOLD, filterGroups, isInformativeGroup, type GroupFilterResult } from './sampling/group-filter';
 export { collectGroups, type CollectGroupsSettings, type CollectedGroups, type DynamicSampling } from './sampling/collect-groups';
+/** What dynamic sampling keeps a group for: differing outcomes, varying PRM step scores, or either. */
+export {
+  DEFAULT_PRM_STD_THRESHOLD,
+  hasGroupSignal,
+  resolveGroupSignal,
+  stepScoresVary,
+  type GroupSignal,
+  type GroupSignalSettings,
+} from './sampling/group-signal';
 /** The configuration: every hyper-parameter documented, defaults cited. */
 export { dapoConfigSchema, parseDapoConfig, type DapoConfig, type DapoConfigInput } from './config/dapo-config';
 /** The training loop. */

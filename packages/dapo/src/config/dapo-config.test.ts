@@ -68,6 +68,33 @@ describe('dapoConfigSchema', () => {
     }
   });
 
+  it("parses credit 'gigpo' with GiGPO's defaults and refuses bad values", () => {
+    expect(parseDapoConfig({ credit: { kind: 'gigpo' } }).credit).toEqual({ kind: 'gigpo', gamma: 0.95, omega: 1 });
+    expect(parseDapoConfig({ credit: { kind: 'gigpo', gamma: 1, omega: 0.5 } }).credit).toEqual({ kind: 'gigpo', gamma: 1, omega: 0.5 });
+    expect(() => parseDapoConfig({ credit: { kind: 'gigpo', gamma: 1.5 } })).toThrow(/credit\.gamma/);
+    expect(() => parseDapoConfig({ credit: { kind: 'gigpo', omega: -1 } })).toThrow(/credit\.omega/);
+    expect(() => parseDapoConfig({ credit: { kind: 'gigpo', lambda: 1 } })).toThrow(/lambda/);
+  });
+
+  it('dynamic sampling signal: absent unless set, prm only with a credit that uses step scores', () => {
+    // Absent: the trainer resolves it from the credit (resolveGroupSignal).
+    expect(parseDapoConfig({ credit: { kind: 'process-sum' } }).dynamicSampling).toEqual({ kind: 'refill', stdThreshold: 1e-3, maxRounds: 10 });
+    expect(parseDapoConfig({ credit: { kind: 'mix' }, dynamicSampling: { kind: 'drop', signal: 'prm', prmStdThreshold: 0.01 } }).dynamicSampling).toEqual({
+      kind: 'drop',
+      stdThreshold: 1e-3,
+      signal: 'prm',
+      prmStdThreshold: 0.01,
+    });
+    expect(() => parseDapoConfig({ credit: { kind: 'outcome' }, dynamicSampling: { kind: 'refill', signal: 'either' } })).toThrow(
+      /dynamicSampling\.signal: dynamicSampling\.signal 'prm' or 'either' needs a credit that uses step scores/,
+    );
+    expect(() => parseDapoConfig({ credit: { kind: 'gigpo' }, dynamicSampling: { kind: 'drop', signal: 'prm' } })).toThrow(/needs a credit that uses step scores/);
+    expect(parseDapoConfig({ credit: { kind: 'gigpo' }, dynamicSampling: { kind: 'drop', signal: 'outcome' } }).dynamicSampling).toMatchObject({ signal: 'outcome' });
+    expect(() => parseDapoConfig({ credit: { kind: 'process-sum' }, dynamicSampling: { kind: 'refill', signal: 'steps' } })).toThrow(/signal/);
+    expect(() => parseDapoConfig({ credit: { kind: 'process-sum' }, dynamicSampling: { kind: 'refill', prmStdThreshold: -1 } })).toThrow(/prmStdThreshold/);
+    expect(() => parseDapoConfig({ credit: { kind: 'process-sum' }, dynamicSampling: { kind: 'off', signal: 'prm' } })).toThrow(/signal/);
+  });
+
   it('refuses unknown keys at every level, naming them', () => {
     expect(() => parseDapoConfig({ epsHihg: 0.3 })).toThrow(/epsHihg/);
     expect(() => parseDapoConfig({ overlong: { maxLenght: 10 } })).toThrow(/maxLenght/);

@@ -1,5 +1,6 @@
 import { AgentFlowError, formatZodIssues } from '@agentflow/core';
 import { z } from 'zod';
+import { needsStepScores } from '../math/step-credit';
 
 const processCreditSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('process-sum').describe('DeepSeekMath 4.1.3: normalised step scores summed from each step on.') }),
@@ -18,19 +19,53 @@ const stepCreditSchema = z
       lambda: z.number().nonnegative().default(1).describe('Weight of the process advantage. Default 1 (AgentFlow: equal weight).'),
       process: processCreditSchema.prefault({ kind: 'process-sum' }).describe("Which process credit to mix in. Default 'process-sum' (DeepSeekMath 4.1.3)."),
     }),
+    z.strictObject({
+      kind: z
+        .literal('gigpo')
+        .describe(
+          'GiGPO (Feng et al., 2025, arXiv 2505.10978): A_outcome + omega * A_step, A_step normalising the discounted return of each step among the steps of its group that act from the same state (the same earlier calls and results). Needs no PRM; the step level is normalised as `advantage` says, like the episode level.',
+        ),
+      gamma: z
+        .number()
+        .min(0)
+        .max(1)
+        .default(0.95)
+        .describe('Discount of the outcome reward per step before the end: a step k steps before the last returns gamma^k x R. Default 0.95 (GiGPO: verl-agent gigpo examples algorithm.gamma, ROLL step_reward_gamma).'),
+      omega: z
+        .number()
+        .nonnegative()
+        .default(1)
+        .describe('Weight of the step-level advantage. Default 1 (GiGPO Eq. 8; verl-agent algorithm.gigpo.step_advantage_w).'),
+    }),
   ])
   .describe('How each planner step gets its advantage. Default outcome broadcast (Flow-GRPO), which needs no PRM.');
+
+const groupSignalFields = {
+  signal: z
+    .enum(['outcome', 'prm', 'either'])
+    .optional()
+    .describe(
+      "What makes a group worth training on: 'outcome', its outcome rewards differ (DAPO 3.2); 'prm', its PRM step scores vary (population std over all steps of all its rollouts >= prmStdThreshold; AgentFlow-Pro); 'either', one or the other. 'prm' and 'either' need a credit that uses step scores. Default 'either' with process-sum, process-min or mix credit, 'outcome' with outcome or gigpo credit (issue #30).",
+    ),
+  prmStdThreshold: z
+    .number()
+    .nonnegative()
+    .optional()
+    .describe('Population std of a group\'s step scores below which they do not vary (signal prm or either). Default 1e-3 (AgentFlow-Pro: "discard samples with near-zero variance, pstdev < 1e-3").'),
+};
 
 const dynamicSamplingSchema = z
   .discriminatedUnion('kind', [
     z.strictObject({ kind: z.literal('off').describe('Keep every group (GRPO).') }),
     z.strictObject({
-      kind: z.literal('drop').describe('Drop groups whose rewards are all equal; train on what is left.'),
-      stdThreshold: z.number().nonnegative().default(1e-3).describe('Population std below which a group is dropped. Default 1e-3 (specs/dapo-prm.md).'),
+      kind: z.literal('drop').describe('Drop groups without a learning signal (see signal); train on what is left.'),
+      stdThreshold: z.number().nonnegative().default(1e-3).describe('Population std of the outcome rewards below which they are all equal. Default 1e-3 (specs/dapo-prm.md).'),
+      ...groupSignalFields,
     }),
     z.strictObject({
       kind: z.literal('refill').describe('DAPO 3.2: drop such groups and sample more prompts until the batch is full.'),
-      stdThreshold: z.number().nonnegative().default(1e-3).describe('Population std below which a group is dropped. Default 1e-3 (specs/dapo-prm.md).'),
+      stdThreshold: z.number().nonnegative().default(1e-3).describe('Population std of the outcome rewards below which they are all equal. Default 1e-3 (specs/dapo-prm.md).'),
+      ...groupSignalFields,
       maxRounds: z.number().int().positive().default(10).describe('Generation rounds before giving up with an error. Default 10 (verl DAPO recipe, max_num_gen_batches).'),
       promptsPerRound: z
         .number()
@@ -132,6 +167,11 @@ export const dapoConfigSchema = z
   .refine((value) => value.promptsPerMiniBatch <= value.promptsPerBatch, {
     message: 'promptsPerMiniBatch must be <= promptsPerBatch (a step cannot update on more groups than it samples)',
     path: ['promptsPerMiniBatch'],
+  })
+  .refine((value) => value.dynamicSampling.kind === 'off' || (value.dynamicSampling.signal ?? 'outcome') === 'outcome' || needsStepScores(value.credit), {
+    message:
+      "dynamicSampling.signal 'prm' or 'either' needs a credit that uses step scores (process-sum, process-min, mix): with outcome or gigpo credit a group whose outcomes are all equal trains on zero advantages. Use signal 'outcome' or a process credit.",
+    path: ['dynamicSampling', 'signal'],
   })
   .describe('DAPO training configuration.');
 

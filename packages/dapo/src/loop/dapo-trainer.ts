@@ -11,6 +11,7 @@ import {
 import PQueue from 'p-queue';
 import { type DapoConfig, type DapoConfigInput, parseDapoConfig } from '../config/dapo-config';
 import { collectGroups } from '../sampling/collect-groups';
+import { resolveGroupSignal } from '../sampling/group-signal';
 import { boundedK3 } from '../math/reference-kl';
 import { loadLatestCheckpoint, markCommitted, saveCheckpoint } from './checkpoint-store';
 import { type DataCursor, createDataCursor } from './data-cursor';
@@ -92,6 +93,9 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
     return cursor;
   };
   const queue = new PQueue({ concurrency: config.rolloutConcurrency });
+  // A config without `signal` filters on outcomes, or on outcomes or step scores with process credit.
+  const dynamicSampling =
+    config.dynamicSampling.kind === 'off' ? config.dynamicSampling : { ...config.dynamicSampling, ...resolveGroupSignal(config.credit, config.dynamicSampling) };
 
   const generateGroups = async (count: number): Promise<ScoredGroup[]> => {
     const indices = getCursor().take(count);
@@ -131,7 +135,7 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
     const started = clock();
     const generated: ScoredGroup[] = [];
     const collected = await collectGroups<ScoredGroup>({
-      dynamicSampling: config.dynamicSampling,
+      dynamicSampling,
       targetGroups: config.promptsPerBatch,
       generate: async (count) => {
         const groups = await generateGroups(count);
@@ -139,6 +143,7 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
         return groups;
       },
       rewardsOf: (group) => group.rewards,
+      stepScoresOf: (group) => group.stepScores,
       rolloutCountOf: (group) => group.trajectories.length,
     });
     const rows = buildTrainingRows(collected.groups, config);
@@ -196,6 +201,7 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
       groupsDropped: collected.droppedGroups,
       rolloutsDropped: collected.droppedRollouts,
       groupsSurplus: collected.surplusGroups,
+      equalOutcomeGroups: collected.equalOutcomeGroups,
       generationRounds: collected.rounds,
       completions: rows.length,
       tokens,

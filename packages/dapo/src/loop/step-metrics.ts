@@ -13,6 +13,11 @@ export interface DapoStepMetrics {
   rolloutsDropped: number;
   /** Informative groups generated beyond the batch size and discarded. */
   groupsSurplus: number;
+  /**
+   * Kept groups whose outcome rewards were all equal: trained on for their PRM step scores
+   * (dynamicSampling.signal 'prm' or 'either'), or kept by dynamic sampling 'off'.
+   */
+  equalOutcomeGroups: number;
   generationRounds: number;
   /** Completions (planner steps) trained on and their tokens. */
   completions: number;

@@ -5,6 +5,7 @@ import { assignStepCredit } from '../math/step-credit';
 import { expandStepAdvantages } from '../math/token-advantages';
 import { aggregationTokenWeights } from '../math/token-weights';
 import type { ScoredGroup } from './scored-group';
+import { stepStateKeys } from './step-states';
 
 /** One planner completion as the loss sees it. Per-token arrays are [tokens]. */
 export interface TrainingRow {
@@ -31,6 +32,7 @@ export function buildTrainingRows(groups: readonly ScoredGroup[], config: DapoCo
         outcomeRewards: group.rewards,
         stepScores: group.stepScores,
         stepCounts: group.trajectories.map((trajectory) => trajectory.steps.length),
+        ...(config.credit.kind === 'gigpo' ? { stepStates: group.trajectories.map(stepStateKeys) } : {}),
       },
       config.credit,
       config.advantage,

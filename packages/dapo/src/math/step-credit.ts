@@ -1,4 +1,5 @@
 import { AgentFlowError, assertNever, describeValue } from '@agentflow/core';
+import { discountedStepReturns, stepGroupAdvantages } from './gigpo';
 import { type GroupAdvantageSettings, assertAdvantageSettings, groupAdvantages } from './group-advantages';
 import { assertFinite, standardize } from './statistics';
 
@@ -15,7 +16,13 @@ export type StepCredit =
   | { kind: 'outcome' }
   | ProcessCredit
   /** A_outcome + lambda * A_process. */
-  | { kind: 'mix'; lambda: number; process: ProcessCredit };
+  | { kind: 'mix'; lambda: number; process: ProcessCredit }
+  /**
+   * GiGPO (Feng et al., 2025, arXiv 2505.10978): A_outcome + omega * A_step, where A_step
+   * normalises each step's discounted return (gamma^(steps to the end) x outcome reward)
+   * among the group's steps that act from the same state. Needs no step scores.
+   */
+  | { kind: 'gigpo'; gamma: number; omega: number };
 
 /** One group of rollouts of the same prompt, as credit assignment sees it. */
 export interface GroupCreditInput {
@@ -25,11 +32,26 @@ export interface GroupCreditInput {
   stepScores?: ReadonlyArray<ArrayLike<number>>;
   /** [G] number of steps of each rollout (taken from stepScores when those are given). */
   stepCounts: ArrayLike<number>;
+  /**
+   * [G][steps_i] the state each step acts from, as a key: steps with equal keys form one
+   * GiGPO step group. Needed by 'gigpo' (the loop uses `stepStateKeys`).
+   */
+  stepStates?: ReadonlyArray<ReadonlyArray<string>>;
 }
 
 /** True when the credit needs process scores (a StepScorer or stored step rewards). */
 export function needsStepScores(credit: StepCredit): boolean {
-  return credit.kind !== 'outcome';
+  switch (credit.kind) {
+    case 'outcome':
+    case 'gigpo':
+      return false;
+    case 'process-sum':
+    case 'process-min':
+    case 'mix':
+      return true;
+    default:
+      return assertNever(credit, 'step credit');
+  }
 }
 
 /** [G][steps_i] advantage of every step of every rollout of one group. */
@@ -53,6 +75,8 @@ export function assignStepCredit(
         return row.map((value, step) => value + credit.lambda * (processRow[step] as number));
       });
     }
+    case 'gigpo':
+      return gigpoCredit(input, credit, settings);
     default:
       return assertNever(credit, 'step credit');
   }
@@ -69,6 +93,28 @@ function outcomeCredit(input: GroupCreditInput, settings: GroupAdvantageSettings
   return Array.from(advantages, (advantage, rollout) =>
     new Float64Array(input.stepCounts[rollout] as number).fill(advantage),
   );
+}
+
+function gigpoCredit(input: GroupCreditInput, credit: { gamma: number; omega: number }, settings: GroupAdvantageSettings): Float64Array[] {
+  if (input.stepStates === undefined) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: "Step credit 'gigpo' needs the state of every step (stepStates, e.g. from stepStateKeys); none were given.",
+    });
+  }
+  if (!(credit.omega >= 0) || !Number.isFinite(credit.omega)) {
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `GiGPO omega must be a finite number >= 0, got ${describeValue(credit.omega)}.` });
+  }
+  // Episode level (Eq. 3): the outcome advantage, as Flow-GRPO broadcasts it.
+  const episode = outcomeCredit(input, settings); // [G][steps_i]
+  // Step level (Eq. 5-7), with the same normalisation as the episode level.
+  const returns = discountedStepReturns(input.outcomeRewards, input.stepCounts, credit.gamma);
+  const step = stepGroupAdvantages(returns, input.stepStates, settings);
+  // Eq. 8: A = A_episode + omega * A_step.
+  return episode.map((row, rollout) => {
+    const stepRow = step[rollout] as Float64Array;
+    return row.map((value, index) => value + credit.omega * (stepRow[index] as number));
+  });
 }
 
 function processCredit(
