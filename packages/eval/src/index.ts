@@ -78,6 +78,13 @@ export {
   pairedBootstrap,
 } from './metrics/paired-comparison';
 export { avgAtK, meanPassAtK, passAtK } from './metrics/pass-at-k';
+/** Where outcome credit misleads: successful trajectories with a bad step, failed ones with a good step. */
+export {
+  type LabelledTrajectory,
+  type StepOutcomeDisagreement,
+  type StepOutcomeDisagreementSettings,
+  stepOutcomeDisagreement,
+} from './metrics/step-outcome-disagreement';
 export { type TrajectoryStats, trajectoryStats } from './metrics/trajectory-stats';
 
 // Statistics: one bootstrap, one t interval, every caller's.
@@ -224,6 +231,8 @@ export { type CorpusSearch, type CorpusSearchHit, createCorpusSearch, formatCorp
 export { createTaskWorld, type TaskWorld } from './task-world/create-task-world';
 /** The counted things of the task world: `cats`, `dogs`, `hens`. */
 export { ATTRIBUTES as TASK_WORLD_ATTRIBUTES } from './task-world/templates';
+/** The world's stale entries (`decoyRate`): the mark their text carries and the word a check adds to a lookup. */
+export { CURRENT_FACT_WORD as TASK_WORLD_CHECK_WORD, STALE_FACT_MARK as TASK_WORLD_STALE_MARK } from './task-world/stale-facts';
 export {
   type ResolvedTaskWorldSettings,
   type TaskWorldSettings,
@@ -248,7 +257,12 @@ export {
   type WorldPlannerSample,
   type WorldPlannerShape,
 } from './task-world/world-planner';
-/** The world's imperfect teacher: demonstrations with a wrong lookup or operator, answering what the mistake leads to. */
+/** The world's imperfect teacher: demonstrations with a wrong lookup, operator or unchecked stale entry, answering what the mistake leads to, or with a mistake it recovers from. */
+export {
+  WORLD_TEACHER_RECOVERIES,
+  type WorldTeacherRecovery,
+  withWorldRecovery,
+} from './task-world/world-recoveries';
 export {
   createWorldTeacher,
   evaluateWorldCode,

@@ -2,7 +2,8 @@ import { AgentFlowError, createRandom, type Random } from '@agentflow/core';
 import { checkTaskWorldAnswer } from './check-task-world-answer';
 import { type CorpusSearch, createCorpusSearch, formatCorpusSearchOutput } from './corpus-search';
 import { generateNames } from './names';
-import { ATTRIBUTES, type Attribute, describeFact, type Operand, TEMPLATES, type TaskTemplate, type WorldEntity } from './templates';
+import { checkQueryOf, drawStaleFacts, isStaleFactText, worldCorpus } from './stale-facts';
+import { ATTRIBUTES, type Attribute, type Operand, TEMPLATES, type TaskTemplate, type WorldEntity } from './templates';
 import { parseTaskWorldSettings, type ResolvedTaskWorldSettings, type TaskWorldSettings } from './task-world-settings';
 import {
   TASK_WORLD_PYTHON_TOOL,
@@ -22,6 +23,11 @@ export interface TaskWorld {
   readonly tasks: TaskWorldTask[];
   /** One expert demonstration per task, in the order of `tasks`. */
   readonly demonstrations: TaskWorldDemonstration[];
+  /**
+   * The first hit of `query` under the world's BM25 (`createCorpusSearch`), which is what the
+   * world task source's `corpus_search` shows; undefined when no document shares a term.
+   */
+  lookup(query: string): TaskWorldDocument | undefined;
   split(name: TaskWorldSplit): TaskWorldTask[];
   task(taskId: string): TaskWorldTask;
   demonstration(taskId: string): TaskWorldDemonstration;
@@ -57,18 +63,22 @@ function draw(random: Random, template: TaskTemplate, entities: readonly WorldEn
 /** Hits shown per search, as the executor's `corpus_search` shows by default. */
 const SEARCH_HITS = 3;
 
+/** The expert looks each fact up and, where the first hit is a stale entry, checks it with the more precise query. */
 function demonstrate(task: TaskWorldTask, draft: Draft, search: CorpusSearch): TaskWorldDemonstration {
+  const lookup = (thought: string, query: string) => {
+    const hits = search.search(query, SEARCH_HITS);
+    return { hits, step: { action: { thought, action: TASK_WORLD_SEARCH_TOOL, action_input: { query } }, observation: formatCorpusSearchOutput(query, hits) } };
+  };
   return {
     taskId: task.id,
     question: task.question,
     answer: task.answer,
     steps: [
-      ...draft.operands.map((operand) => {
+      ...draft.operands.flatMap((operand) => {
         const query = `${operand.entity} ${operand.attribute}`;
-        return {
-          action: { thought: `find ${query}`, action: TASK_WORLD_SEARCH_TOOL, action_input: { query } },
-          observation: formatCorpusSearchOutput(query, search.search(query, SEARCH_HITS)),
-        };
+        const found = lookup(`find ${query}`, query);
+        const first = found.hits[0]?.document.text;
+        return first !== undefined && isStaleFactText(first) ? [found.step, lookup('check', checkQueryOf(query)).step] : [found.step];
       }),
       { action: { thought: 'compute', action: TASK_WORLD_PYTHON_TOOL, action_input: { code: draft.code } }, observation: `${task.answer}\n` },
       { action: { thought: 'done', action: 'finish', action_input: task.answer } },
@@ -81,6 +91,10 @@ function demonstrate(task: TaskWorldTask, draft: Draft, search: CorpusSearch): T
  * document per fact: `Riri has 3 cats.`), and questions that need one lookup per count they
  * use (two or three) and one `python` call. Train and test never share a (template, entities) pair, so a test
  * question is never a train question with other numbers. Deterministic in `seed`.
+ *
+ * With `decoyRate`, some facts also have a stale entry that the plain lookup returns first (a
+ * recoverable mistake: its text says `(outdated)` and the check `<name> <count> now` finds the
+ * current value); the tasks stay the same. With `stepSlack`, every task carries `maxSteps`.
  */
 export function createTaskWorld(settings: TaskWorldSettings = {}): TaskWorld {
   const resolved = parseTaskWorldSettings(settings);
@@ -94,12 +108,12 @@ export function createTaskWorld(settings: TaskWorldSettings = {}): TaskWorld {
       number
     >,
   }));
-  const corpus = entities.flatMap((entity, index) =>
-    ATTRIBUTES.map((attribute) => ({ id: `doc-${index}-${attribute}`, ...describeFact(entity, attribute) })),
-  );
   const templates = TEMPLATES.filter((template) => resolved.levels.includes(template.level) && template.entities <= entities.length);
   const wanted = resolved.trainTasks + resolved.testTasks;
   const taskRandom = random.fork('tasks');
+  // Forked after the others, so that names, facts and tasks do not depend on the decoys.
+  const stale = resolved.decoyRate ? drawStaleFacts(random.fork('decoys'), entities, { ...resolved, decoyRate: resolved.decoyRate }) : [];
+  const corpus = worldCorpus(entities, stale);
   const seenKeys = new Set<string>();
   const drafts: Draft[] = [];
   let attempts = 0;
@@ -136,6 +150,10 @@ export function createTaskWorld(settings: TaskWorldSettings = {}): TaskWorld {
   });
   const search = createCorpusSearch(corpus);
   const demonstrations = tasks.map((task, index) => demonstrate(task, drafts[index] as Draft, search));
+  const { stepSlack } = resolved;
+  if (stepSlack !== undefined) {
+    for (const [index, task] of tasks.entries()) task.maxSteps = (demonstrations[index] as TaskWorldDemonstration).steps.length + stepSlack;
+  }
   const byId = new Map(tasks.map((task, index) => [task.id, index]));
   const indexOf = (taskId: string): number => {
     const index = byId.get(taskId);
@@ -153,6 +171,7 @@ export function createTaskWorld(settings: TaskWorldSettings = {}): TaskWorld {
     corpus,
     tasks,
     demonstrations,
+    lookup: (query) => search.search(query, 1)[0]?.document,
     split: (name) => tasks.filter((task) => task.split === name),
     task: (taskId) => tasks[indexOf(taskId)] as TaskWorldTask,
     demonstration: (taskId) => demonstrations[indexOf(taskId)] as TaskWorldDemonstration,

@@ -20,6 +20,23 @@ export const taskWorldSettingsSchema = z
       .describe('Difficulty levels to draw from, equally often: 1 = one lookup, 2 = two lookups, 3 = three lookups; each then one python call.'),
     minValue: z.number().int().min(0).default(2).describe('Smallest fact value.'),
     maxValue: z.number().int().min(1).default(15).describe('Largest fact value; 15 keeps every answer at most 225.'),
+    // The two settings below have no zod default: absent, the world (settings included) is byte for byte the one before them.
+    decoyRate: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .describe(
+        'Share of the facts that also have a stale entry (`Riri had 7 cats (outdated).`), which the plain lookup `Riri cats` returns first; the check `Riri cats now` finds the current one. Absent: 0, no decoys.',
+      ),
+    stepSlack: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        "Decisions each task allows beyond its exact expert's (lookups, checks of stale entries, python, finish): every task gets `maxSteps`, so a wasted step costs. Absent: no per-task budget (the run's own step limit).",
+      ),
   })
   .strict()
   .refine((settings) => settings.minValue < settings.maxValue, { message: 'minValue must be below maxValue', path: ['maxValue'] });

@@ -28,6 +28,11 @@ export interface TaskWorldTask {
   template: string;
   /** Entity names in the order the expert looks them up. */
   entities: string[];
+  /**
+   * Planner decisions this task allows, the finish included: its exact expert's plus the
+   * world's `stepSlack`. Present only when `stepSlack` is set; past it a run ends unanswered.
+   */
+  maxSteps?: number;
 }
 
 /** One expert step: the action, and what the tool returns in a correct run (absent for `finish`). */
@@ -36,7 +41,7 @@ export interface TaskWorldDemonstrationStep {
   observation?: string;
 }
 
-/** The expert trajectory for one task: searches, one python call, finish. */
+/** The expert trajectory for one task: searches (each stale result followed by its check), one python call, finish. */
 export interface TaskWorldDemonstration {
   taskId: string;
   question: string;
