@@ -63,7 +63,7 @@ export const registerRunCommand: RegisterCommand = (program, context) => {
     .option('--config <file>', 'YAML or JSON config (default: the embedded default, configs/default.yaml)')
     .option('--out <dir>', 'run directory (default runs/<date-time>)')
     .option('--resume <dir>', 'continue a killed run from its last checkpoint')
-    .option('--credit <kind>', 'step credit of DAPO: process (PRM), outcome (Flow-GRPO) or mix')
+    .option('--credit <kind>', 'step credit of DAPO: process-sum (PRM; also `process`), process-min (PRM, PURE), outcome (Flow-GRPO), mix, or gigpo (step groups, no PRM)')
     .option('--set <key=value>', 'override one config value, parsed as YAML (repeatable): --set train.totalSteps=2', collectOverrides)
     .option('--dry-run', 'validate the config, check models, data and endpoints, print the plan')
     .option('--quiet', 'print warnings and errors only')

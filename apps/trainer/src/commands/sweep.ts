@@ -23,7 +23,7 @@ export const registerSweepCommand: RegisterCommand = (program, context) => {
     .command('sweep')
     .description('Run the pipeline once per seed (and per credit), one after another, resumable; write a table (sweep.md) and a page (sweep.html).')
     .option('--seeds <list>', 'seeds to run: 0-4, 0,2,7 or 3')
-    .option('--credit <list>', 'credits to compare, each over every seed: process,outcome (default: the config\'s own)')
+    .option('--credit <list>', 'credits to compare, each over every seed, e.g. outcome,process-sum,process-min,gigpo (default: the config\'s own)')
     .option('--config <file>', 'YAML or JSON config (default: the embedded default)')
     .option('--set <key=value>', 'override one config value in every run (repeatable)', collectOverrides)
     .option('--out <dir>', 'sweep directory (default runs/sweep-<date-time>); re-running the same command with it continues the sweep')

@@ -34,7 +34,8 @@ export const TRAIN_DEFAULTS = {
   evaluateEvery: 5,
   checkpointEvery: 1,
   credit: { kind: 'process-sum' },
-  dynamicSampling: { kind: 'refill', maxRounds: 12 },
+  // Groups kept when their outcomes differ, as the default was measured; dapo's default with process credit, `either`, awaits its sweep (issue #30).
+  dynamicSampling: { kind: 'refill', maxRounds: 12, signal: 'outcome' },
   // The world's decisions are 48 tokens at most: no overlong punishment.
   overlong: { enabled: false },
 } as const;

@@ -65,7 +65,7 @@ describe('resolveConfig with --set', () => {
   it('rejects an unknown --credit before reading anything', () => {
     const error = failure(() => resolveConfig({ config: join(dir, 'missing.yaml'), credit: 'x' }));
     expect(error.code).toBe('INVALID_ARGUMENT');
-    expect(error.message).toBe('--credit must be one of process, outcome, mix; got "x".');
+    expect(error.message).toBe('--credit must be one of process, process-sum, process-min, outcome, mix, gigpo; got "x".');
   });
 });
 

@@ -15,19 +15,25 @@ export interface OpenRunSettings {
   purpose?: string;
 }
 
-/** What each `--credit NAME` stands for, as a `--set` of `train.credit`. */
+/** What each `--credit NAME` stands for, as a `--set` of `train.credit` (`process` is `process-sum`). */
 const creditOverrides: Record<string, string> = {
   process: 'train.credit={kind: process-sum}',
+  'process-sum': 'train.credit={kind: process-sum}',
+  'process-min': 'train.credit={kind: process-min}',
   outcome: 'train.credit={kind: outcome}',
   mix: 'train.credit={kind: mix}',
+  gigpo: 'train.credit={kind: gigpo}',
 };
+
+/** The `--credit` names of `run` and `sweep`. */
+export const CREDIT_OPTIONS = Object.keys(creditOverrides);
 
 function creditOverride(credit: string): string {
   const override = Object.hasOwn(creditOverrides, credit) ? creditOverrides[credit] : undefined;
   if (override === undefined) {
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
-      message: `--credit must be one of process, outcome, mix; got ${JSON.stringify(credit)}.`,
+      message: `--credit must be one of ${CREDIT_OPTIONS.join(', ')}; got ${JSON.stringify(credit)}.`,
     });
   }
   return override;

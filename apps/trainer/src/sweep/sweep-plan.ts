@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentFlowError, parseOverride, readConfigFile, writeFileAtomic } from '@agentflow/core';
 import { parseSeedList } from '@agentflow/eval';
+import { CREDIT_OPTIONS } from '../pipeline/open-run';
 import { z } from 'zod';
 
 /** What a sweep runs: one config (with its overrides) per seed and credit. Written to `sweep.json`. */
@@ -16,14 +17,13 @@ const sweepPlanSchema = z
   .strict();
 export type SweepPlan = z.infer<typeof sweepPlanSchema>;
 
-const CREDITS = ['process', 'outcome', 'mix'];
 
 /** Parses `process,outcome` into distinct `--credit` values. */
 export function parseCredits(text: string): string[] {
   const credits = [...new Set(text.split(',').map((part) => part.trim()))];
-  const unknown = credits.find((credit) => !CREDITS.includes(credit));
+  const unknown = credits.find((credit) => !CREDIT_OPTIONS.includes(credit));
   if (unknown !== undefined || credits.length === 0) {
-    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--credit ${JSON.stringify(text)}: expected a comma-separated list of ${CREDITS.join(', ')}; ${JSON.stringify(unknown ?? '')} is not one.` });
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--credit ${JSON.stringify(text)}: expected a comma-separated list of ${CREDIT_OPTIONS.join(', ')}; ${JSON.stringify(unknown ?? '')} is not one.` });
   }
   return credits;
 }
