@@ -135,6 +135,8 @@ export {
 /** A run's held-out accuracy curve from its evaluations, and seed lists as a user types them (`0-4`). */
 export { heldOutAccuracyCurve, type HeldOutCurveSettings } from './sweep/held-out-curve';
 export { parseSeedList } from './sweep/seed-list';
+/** The plan of a sweep directory, recorded once and read on resume. */
+export { readSweepPlan, recordSweepPlan, type SweepPlanFileSettings, sweepPlanPath } from './sweep/sweep-plan-file';
 /** The sweep as Markdown (per-seed table, a line per arm, the comparison) and as a self-contained HTML page with its curves. */
 export { renderSweepHtml, renderSweepMarkdown, type SweepReport } from './sweep/render-sweep';
 /** The loop over the runs (finished skipped, started resumed, failures recorded) and the outputs rewritten after every run. */

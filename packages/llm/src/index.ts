@@ -13,7 +13,15 @@ export {
 } from './openai/openai-compatible-model';
 /** A chat endpoint as a config names it (Ollama or OpenAI-compatible), its model, and a probe that it is up. */
 export { chatEndpointSchema, createChatModel, type ChatEndpoint } from './endpoint/chat-endpoint';
-export { chatEndpointProbeUrl, probeChatEndpoint, type ChatEndpointProbe, type ProbeChatEndpointSettings } from './endpoint/probe-chat-endpoint';
+export {
+  assertChatEndpointsAnswer,
+  chatEndpointProbeUrl,
+  type ChatEndpointProbe,
+  type NamedChatEndpoint,
+  probeChatEndpoint,
+  probeChatEndpoints,
+  type ProbeChatEndpointSettings,
+} from './endpoint/probe-chat-endpoint';
 /** Models named on a command line: `ollama:MODEL`, `openai:MODEL`, and a planner's `local:DIR`. */
 export {
   createChatModelFromSpec,

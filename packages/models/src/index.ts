@@ -166,6 +166,7 @@ export {
   scoreCompletions,
   type ScoreCompletionsSettings,
 } from './engine/completion-batch-scores';
+export { completionFileSchema, readCompletionFile } from './engine/completion-file';
 /** Supervised fine-tuning (a warm start on demonstrations): the nll objective, batches, warm-up and cosine schedule, resumable by epoch. */
 export {
   type SupervisedExample,

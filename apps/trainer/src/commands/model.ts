@@ -1,6 +1,5 @@
-import { completionNllGradients, scoreCompletions, writeLoraAdapterFolder, writeRandomModelFolder } from '@agentflow/models';
+import { completionNllGradients, readCompletionFile, scoreCompletions, writeLoraAdapterFolder, writeRandomModelFolder } from '@agentflow/models';
 import type { RegisterCommand } from './command-context';
-import { readCompletionFile } from './model/model-io';
 import { parseChoice, parseInteger, parseNumber } from './option-values';
 
 /**

@@ -5,7 +5,8 @@ import { openRun, resolveConfig } from '../pipeline/open-run';
 import { createProgressReporter, type ProgressMode } from '../progress/progress-reporter';
 import { runPipeline, stageNamesOf } from '../pipeline/pipeline';
 import { guardedTaskSource } from '../pipeline/pipeline-context';
-import { assertEndpointsAnswer, assertRunnable } from '../pipeline/preflight';
+import { assertRunnable, runEndpoints } from '../pipeline/preflight';
+import { assertChatEndpointsAnswer } from '@agentflow/llm';
 import type { CommandContext, RegisterCommand } from './command-context';
 
 export interface PipelineOptions {
@@ -34,7 +35,7 @@ export async function runPipelineCommand(options: PipelineOptions, context: Comm
   // The run directory's lock is held from here to the end, whatever happens.
   try {
     // Fixed modules and a judge that do not answer are refused now, not at a stage's time limit.
-    if (!only || [...only].some((stage) => stage !== 'report')) await assertEndpointsAnswer(config);
+    if (!only || [...only].some((stage) => stage !== 'report')) await assertChatEndpointsAnswer(runEndpoints(config));
     // A resumed run's config (with any --set) is checked again before its next stage.
     const guarded = freshGuarded ?? guardedTaskSource(config);
     if (resumed) assertRunnable(config, guarded, run.paths.config);

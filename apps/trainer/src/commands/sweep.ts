@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { AgentFlowError, collectOverrides } from '@agentflow/core';
 import { stamp } from '../pipeline/open-run';
 import { runSweep } from '../sweep/run-sweep';
-import { readSweepPlan, recordSweepPlan, sweepPlanOf } from '../sweep/sweep-plan';
+import { readPlan, recordPlan, sweepPlanOf } from '../sweep/sweep-plan';
 import type { RegisterCommand } from './command-context';
 import { runPipelineCommand } from './run';
 
@@ -36,9 +36,9 @@ export const registerSweepCommand: RegisterCommand = (program, context) => {
       }
       if (!options.resume && !options.seeds) throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: 'sweep needs --seeds (e.g. --seeds 0-4), or --resume DIR.' });
       const dir = options.resume ?? options.out ?? join('runs', `sweep-${stamp(new Date())}`);
-      const plan = options.resume ? readSweepPlan(dir) : sweepPlanOf({ ...options, seeds: options.seeds as string });
+      const plan = options.resume ? readPlan(dir) : sweepPlanOf({ ...options, seeds: options.seeds as string });
       mkdirSync(dir, { recursive: true });
-      if (!options.resume) recordSweepPlan(dir, plan);
+      if (!options.resume) recordPlan(dir, plan);
       const command = `agentflow sweep --resume ${dir}`;
       const outcome = await runSweep(plan, dir, {
         command: `agentflow sweep --seeds ${plan.seeds.join(',')}${plan.credits ? ` --credit ${plan.credits.join(',')}` : ''}${plan.config ? ` --config ${plan.config}` : ''}${plan.set.map((text) => ` --set ${text}`).join('')} --out ${dir}`,

@@ -51,7 +51,9 @@ export const runConfigSchema = z
           .positive()
           .max(1_000)
           .default(5)
-          .describe("Planner decisions per task at most, the finish included; the run refuses a value below the longest demonstration's decision count."),
+          .describe(
+            "Planner decisions per task at most, the finish included; the run refuses a value below the longest demonstration's decision count. A task's own budget (task.stepSlack) can only lower it.",
+          ),
         prompt: promptTemplateConfigSchema,
         chatTemplateKwargs: z
           .record(z.string(), z.unknown())

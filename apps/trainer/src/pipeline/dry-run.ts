@@ -4,7 +4,8 @@ import { assertNever } from '@agentflow/core';
 import { resolvePrmTrainable } from '@agentflow/prm';
 import type { RunConfig } from '../config/schema';
 import { type GuardedTaskSource, guardedTaskSource } from './pipeline-context';
-import { preflightProblems, probeRunEndpoints } from './preflight';
+import { preflightProblems, runEndpoints } from './preflight';
+import { probeChatEndpoints } from '@agentflow/llm';
 import { runMemoryPlan } from './run-memory-plan';
 import { formatMemoryPlan } from '@agentflow/models';
 
@@ -78,7 +79,7 @@ export async function dryRunChecks(
     checks.push({ ok: true, what: 'tasks', detail: `generated world: ${config.task.trainTasks} train / ${config.task.testTasks} held-out tasks, seed ${config.task.seed}` });
   }
   if (dataPresent) checks.push(...sourceChecks(config));
-  for (const { what, endpoint, probe } of await probeRunEndpoints(config, { fetch: fetchImpl, env })) {
+  for (const { what, endpoint, probe } of await probeChatEndpoints(runEndpoints(config), { fetch: fetchImpl, env })) {
     if (probe.missingApiKey) checks.push({ ok: false, what: `${what} API key`, detail: probe.missingApiKey });
     checks.push({ ok: probe.ok, what: `${what} (${endpoint.kind} ${endpoint.model})`, detail: probe.detail });
   }

@@ -1,3 +1,4 @@
+import { longestDemonstration } from '@agentflow/eval';
 import { demonstrationSamples } from '@agentflow/flow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runConfigSchema } from '../config/schema';
@@ -38,5 +39,28 @@ describe('the pre-flight check of runnable settings', () => {
   it('draws its bound where the real loop does: the replay passes at the bound and fails one below', async () => {
     await expect(replay(4)).resolves.not.toHaveLength(0);
     await expect(replay(3)).rejects.toThrow(/The demonstration of train-\d+ answered/);
+  });
+
+  it('bounds a world with decoys and recoveries by its longer demonstrations, says why, and replays them at that bound', async () => {
+    const decoys = { ...task, decoyRate: 0.5, stepSlack: 1, teacher: { errorRate: 0, recoveryRate: 0.5 } };
+    const decoyConfig = (maxSteps: number) => runConfigSchema.parse({ task: decoys, policy: { maxSteps }, warmStart: { check: { heldOutTasks: 4 } } });
+    const world = guardedTaskSource(decoyConfig(5));
+    const bound = longestDemonstration(world.source)!.steps;
+    // Two lookups, python and finish are 4; checks of stale lookups and recovered mistakes add to them.
+    expect(bound).toBeGreaterThan(4);
+    expect(() => assertRunnable(decoyConfig(bound - 1), world, 'run.yaml')).toThrow(
+      new RegExp(
+        `^run\\.yaml: policy\\.maxSteps: ${bound - 1} planner decisions are fewer than the ${bound} the demonstration of train-\\d+ takes \\(its finish included, a check after each stale lookup \\(task\\.decoyRate\\), a decision more for a recovered mistake \\(task\\.teacher\\.recoveryRate\\)\\); set policy\\.maxSteps to at least ${bound}$`,
+      ),
+    );
+    expect(preflightProblems(decoyConfig(bound), world)).toEqual([]);
+    const worldTools = world.source.createTools({ pythonSlots: 2 });
+    try {
+      const config = decoyConfig(bound);
+      const samples = await demonstrationSamples(world.source.split('train'), world.source, (model) => createRunAgent({ config, tools: worldTools, fixedModel: undefined }, model));
+      expect(samples.length).toBeGreaterThan(0);
+    } finally {
+      await worldTools.dispose();
+    }
   });
 });

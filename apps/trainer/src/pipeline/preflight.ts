@@ -1,6 +1,6 @@
 import { AgentFlowError } from '@agentflow/core';
 import { longestDemonstration } from '@agentflow/eval';
-import { type ChatEndpoint, type ChatEndpointProbe, probeChatEndpoint } from '@agentflow/llm';
+import type { NamedChatEndpoint } from '@agentflow/llm';
 import type { RunConfig } from '../config/schema';
 import type { GuardedTaskSource } from './pipeline-context';
 
@@ -9,6 +9,16 @@ export interface PreflightProblem {
   /** Key path of the setting, e.g. `policy.maxSteps`. */
   key: string;
   message: string;
+}
+
+/** Why the world's demonstrations are longer than a lookup per fact, a python call and the finish, where its settings make them so. */
+function longerDemonstrations(config: RunConfig): string {
+  if (config.task.kind !== 'world') return '';
+  const reasons = [
+    ...(config.task.decoyRate ? ['a check after each stale lookup (task.decoyRate)'] : []),
+    ...(config.task.teacher.recoveryRate ? ['a decision more for a recovered mistake (task.teacher.recoveryRate)'] : []),
+  ];
+  return reasons.map((reason) => `, ${reason}`).join('');
 }
 
 /**
@@ -29,7 +39,7 @@ export function preflightProblems(config: RunConfig, guarded: GuardedTaskSource)
   if (longest && longest.steps > config.policy.maxSteps) {
     problems.push({
       key: 'policy.maxSteps',
-      message: `${config.policy.maxSteps} planner decisions are fewer than the ${longest.steps} the demonstration of ${longest.taskId} takes (its finish included); set policy.maxSteps to at least ${longest.steps}`,
+      message: `${config.policy.maxSteps} planner decisions are fewer than the ${longest.steps} the demonstration of ${longest.taskId} takes (its finish included${longerDemonstrations(config)}); set policy.maxSteps to at least ${longest.steps}`,
     });
   }
   const held = config.warmStart.check?.heldOutTasks ?? 0;
@@ -54,37 +64,9 @@ export function assertRunnable(config: RunConfig, guarded: GuardedTaskSource, or
 }
 
 /** The endpoints a run calls besides its planner, with their config keys: the fixed modules, the step judge. */
-export function runEndpoints(config: RunConfig): Array<{ what: string; key: string; endpoint: ChatEndpoint }> {
+export function runEndpoints(config: RunConfig): NamedChatEndpoint[] {
   return [
-    ...(config.fixedModules ? [{ what: 'fixed modules', key: 'fixedModules', endpoint: config.fixedModules }] : []),
-    ...(config.label.kind === 'judge' ? [{ what: 'step judge', key: 'label.endpoint', endpoint: config.label.endpoint }] : []),
+    ...(config.fixedModules ? [{ what: 'fixed modules', key: 'fixedModules', without: 'fixedModules: null (rule verifier, the planner answers)', endpoint: config.fixedModules }] : []),
+    ...(config.label.kind === 'judge' ? [{ what: 'step judge', key: 'label.endpoint', without: 'label.kind: monte-carlo (no judge)', endpoint: config.label.endpoint }] : []),
   ];
-}
-
-/** Each of the run's endpoints probed (llm's probeChatEndpoint: its model list, a few seconds at most). */
-export async function probeRunEndpoints(
-  config: RunConfig,
-  settings: { fetch?: typeof fetch; env?: NodeJS.ProcessEnv } = {},
-): Promise<Array<{ what: string; key: string; endpoint: ChatEndpoint; probe: ChatEndpointProbe }>> {
-  return Promise.all(runEndpoints(config).map(async (entry) => ({ ...entry, probe: await probeChatEndpoint(entry.endpoint, settings) })));
-}
-
-/**
- * Refuses a run whose fixed modules or judge do not answer, before any stage: a server that is
- * down or hangs would otherwise fail every agent run of a stage only at its time limit, minutes
- * later. The error names the endpoint, what its probe got and the key to change.
- */
-export async function assertEndpointsAnswer(config: RunConfig, settings: { fetch?: typeof fetch; env?: NodeJS.ProcessEnv } = {}): Promise<void> {
-  const failed = (await probeRunEndpoints(config, settings)).filter(({ probe }) => !probe.ok || probe.missingApiKey);
-  if (failed.length === 0) return;
-  throw new AgentFlowError({
-    code: 'RUNTIME_ERROR',
-    message: failed
-      .map(
-        ({ what, key, endpoint, probe }) =>
-          `${what} (${endpoint.kind} ${endpoint.model}): ${probe.ok ? probe.missingApiKey : probe.detail}; start that server or change ${key} (its url and model), or set ${key === 'fixedModules' ? 'fixedModules: null (rule verifier, the planner answers)' : 'label.kind: monte-carlo (no judge)'}.`,
-      )
-      .join('\n'),
-    details: { endpoints: failed.map(({ key }) => key) },
-  });
 }

@@ -62,4 +62,14 @@ describe('renderReport', () => {
     expect(html).not.toContain('<b>x</b>');
     expect(html).toContain('no data recorded');
   });
+
+  it('shows where the outcome misleads on the collected trajectories, for the runs with step labels only', () => {
+    const labelled = run('process', 0.3, 0.6);
+    labelled.summary = { ...labelled.summary, stepOutcome: { labeller: 'monte-carlo', successful: 4, failed: 5, successfulWithBadStep: 0.25, failedWithGoodStep: 0.6 } };
+    const html = renderReport([labelled, run('outcome', 0.3, 0.4)]);
+    expect(html).toContain('Where the outcome misleads (collected trajectories)');
+    expect(html).toContain('<tr><td>process</td><td>monte-carlo</td><td>25.0% of 4</td><td>60.0% of 5</td></tr>');
+    expect(html).not.toContain('<tr><td>outcome</td><td>monte-carlo</td>');
+    expect(renderReport([run('outcome', 0.3, 0.4)])).not.toContain('Where the outcome misleads');
+  });
 });

@@ -53,6 +53,24 @@ function prmTable(runs: ReportRun[]): string {
 }
 
 /**
+ * Where the outcome broadcast misleads on the collected trajectories, by their step labels;
+ * nothing for runs without labels (outcome or GiGPO credit).
+ */
+function stepOutcomeTable(runs: ReportRun[]): string {
+  const share = (value: number | null, of: number) => (value === null ? '-' : `${percent(value)} of ${of}`);
+  const rows = runs.flatMap(({ label, summary: { stepOutcome } }) =>
+    stepOutcome
+      ? [
+          `<tr><td>${escapeXml(label)}</td><td>${escapeXml(stepOutcome.labeller)}</td><td>${share(stepOutcome.successfulWithBadStep, stepOutcome.successful)}</td><td>${share(stepOutcome.failedWithGoodStep, stepOutcome.failed)}</td></tr>`,
+        ]
+      : [],
+  );
+  if (rows.length === 0) return '';
+  return `<h2>Where the outcome misleads (collected trajectories)</h2>
+<table><thead><tr><th>run</th><th>step labels</th><th>successful with a bad step</th><th>failed with a good step</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+/**
  * A self-contained HTML report (inline CSS and SVG, no scripts, no network) for one run,
  * or for several drawn on the same axes (`agentflow report --compare A B`).
  */
@@ -135,6 +153,7 @@ ${tasksList(runs)}
 ${accuracyTable(runs)}
 <h2>Process reward model</h2>
 ${prmTable(runs)}
+${stepOutcomeTable(runs)}
 <h2>Training curves</h2>
 <div class="plots">${plots.join('\n')}</div>
 <footer>Generated ${escapeXml(generatedAt.toISOString())} by agentflow. Credit: ${runs.map((r) => `${escapeXml(r.label)} = ${escapeXml(r.summary.credit)}`).join(', ')}.</footer>

@@ -7,6 +7,7 @@ export const evaluationSummarySchema = z.object({
   correct: z.number().int().nonnegative(),
   total: z.number().int().nonnegative(),
   meanSteps: z.number().nonnegative().optional(),
+  meanStepsSolved: z.number().nonnegative().nullable().optional().describe('Mean planner steps of the tasks answered right (null when none was).'),
   meanToolCalls: z.number().nonnegative().optional(),
   formatErrorRate: z.number().min(0).max(1).optional(),
 });
@@ -51,6 +52,28 @@ export const runSummarySchema = z.object({
   })
     .optional()
     .describe('The PRM on held-out labels; absent when the run used outcome credit only.'),
+  stepOutcome: z
+    .object({
+      labeller: z.string().describe("Who labelled the steps: 'monte-carlo' (the share of completions after the step that succeed), 'judge', or 'mixed'."),
+      successful: z.number().int().nonnegative().describe('Successful collected trajectories with at least one labelled step.'),
+      failed: z.number().int().nonnegative().describe('Failed collected trajectories with at least one labelled step.'),
+      successfulWithBadStep: z
+        .number()
+        .min(0)
+        .max(1)
+        .nullable()
+        .describe('Share of the successful ones with a step labelled below 0.5: where outcome credit rewards a bad step. Null when there are none.'),
+      failedWithGoodStep: z
+        .number()
+        .min(0)
+        .max(1)
+        .nullable()
+        .describe('Share of the failed ones with a step labelled 0.5 or more: where outcome credit penalises a good step. Null when there are none.'),
+    })
+    .optional()
+    .describe(
+      "Where the outcome broadcast and the step labels disagree on the collected trajectories (@agentflow/eval's stepOutcomeDisagreement over labels.jsonl); absent without labels (outcome or gigpo credit).",
+    ),
   checks: z
     .array(
       z.object({

@@ -8,8 +8,9 @@ import { openPlannerCheckpoint, POLICY_CHECKPOINTS } from '../pipeline/planner-c
 export const collectId = (taskId: string, rollout: number) => `collect-${taskId}-${rollout}`;
 
 /**
- * Runs the warm-started (not yet RL-trained) planner over the training split and appends
- * every trajectory, with its outcome reward, to `trajectories.jsonl`. A resumed run skips the
+ * Runs the warm-started (not yet RL-trained) planner over the training split, each task
+ * within its own step budget where it has one, and appends every trajectory, with its
+ * outcome reward, to `trajectories.jsonl`. A resumed run skips the
  * ids already written.
  */
 export const collectStage: Stage<PipelineContext> = {
@@ -29,7 +30,14 @@ export const collectStage: Stage<PipelineContext> = {
     let correct = 0;
     await runAgentJobs(
       createRunAgent(context, policy.languageModel),
-      todo.map((job) => ({ question: job.item.question, taskId: job.item.id, trajectoryId: job.id, seed: job.seed })),
+      todo.map((job) => ({
+        question: job.item.question,
+        taskId: job.item.id,
+        trajectoryId: job.id,
+        seed: job.seed,
+        // A task's own step budget (the world with stepSlack), below policy.maxSteps where it is smaller.
+        ...(job.item.maxSteps === undefined ? {} : { maxSteps: job.item.maxSteps }),
+      })),
       {
         onBatch: async (batch, finished) => {
         const scored = await Promise.all(

@@ -40,7 +40,7 @@ export const MONTE_CARLO_NAMES = {
   check: 'what the completions call (fixedModules, the tools), or label with a judge (label.kind judge)',
 };
 
-/** Monte-Carlo labels: N completions from each step with the warm-started planner, right by the source's reward. */
+/** Monte-Carlo labels: N completions from each step with the warm-started planner, within the task's step budget, right by the source's reward. */
 async function monteCarloLabelling(context: PipelineContext, samples: number): Promise<StepLabelling> {
   const { config, source } = context;
   const policy = await openPlannerCheckpoint(context, POLICY_CHECKPOINTS.warm);
@@ -52,6 +52,8 @@ async function monteCarloLabelling(context: PipelineContext, samples: number): P
     generator: agent.generator,
     isCorrect: async (answer, completion) => (await source.reward(source.item(completion.taskId ?? ''), answer ?? undefined)) >= 1,
     limits: agent.limits,
+    // Completions keep the continued task's own step budget, as its collected trajectory did.
+    maxStepsFor: (trajectory) => (trajectory.taskId === undefined ? undefined : source.item(trajectory.taskId).maxSteps),
     concurrency: 16,
   });
   const random = createRandom(config.seed).fork('label');

@@ -4,7 +4,9 @@ import type { PlannerEvaluation } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { type CheckedStages, runChecks } from '../report/run-checks';
 import { type RunSummary, runSummarySchema } from '../report/run-summary';
+import { collectedStepOutcome } from '../report/step-outcome';
 import { writeRunReport } from '../report/write-run-report';
+import { labelsPath } from './label';
 import type { PrmStageResult } from './train-prm';
 
 /** Writes `summary.json` and `report.html` from what the earlier stages recorded. */
@@ -29,6 +31,7 @@ export const reportStage: Stage<PipelineContext> = {
     }
     const paired = comparePairedRuns(before.correct, after.correct, { resamples: 2000 });
     const started = Date.parse(run.readState().createdAt);
+    const stepOutcome = collectedStepOutcome({ labels: labelsPath(context), trajectories: run.paths.trajectories });
     const summary: RunSummary = runSummarySchema.parse({
       name: config.name,
       credit: config.train.credit.kind,
@@ -40,6 +43,7 @@ export const reportStage: Stage<PipelineContext> = {
       ...(prm
         ? { prm: { mse: prm.mse, mse_constant: prm.mse_constant, pearson: prm.pearson, spearman: prm.spearman, n: prm.n, calibration: prm.calibration } }
         : {}),
+      ...(stepOutcome ? { stepOutcome } : {}),
       checks,
       durationSeconds: Number.isFinite(started) ? (Date.now() - started) / 1000 : undefined,
     });

@@ -57,6 +57,7 @@ export const trainStage: Stage<PipelineContext> = {
       config: dapo,
       policy: rollouts.trainingPolicy,
       prompts: [...source.split('train')],
+      // Each rollout within its task's step budget where it has one (TaskItem.maxSteps, passed on by the sampler).
       sampleRollouts: createRolloutSampler({ run: agent.run, idPrefix: 'train' }),
       // Solved training tasks join the cross-task memory (when on); test tasks never do.
       scoreOutcome: createOutcomeScorer(source, context.crossTask ? { onScored: context.crossTask.remember } : {}),

@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { AgentFlowError, parseOverride, readConfigFile, writeFileAtomic } from '@agentflow/core';
-import { parseSeedList } from '@agentflow/eval';
+import { AgentFlowError, parseOverride } from '@agentflow/core';
+import { parseSeedList, readSweepPlan, recordSweepPlan } from '@agentflow/eval';
 import { CREDIT_OPTIONS } from '../pipeline/open-run';
 import { z } from 'zod';
 
@@ -38,44 +36,10 @@ export function sweepPlanOf(options: { config?: string; set?: string[]; seeds: s
   return { version: 1, config: options.config ?? null, set, seeds: parseSeedList(options.seeds), credits: options.credit === undefined ? null : parseCredits(options.credit) };
 }
 
-/** Where the plan of a sweep directory is kept. */
-export const sweepPlanPath = (dir: string) => join(dir, 'sweep.json');
+const planFile = { command: 'agentflow sweep' };
 
-/**
- * Records `plan` in `dir`, or checks it against the one recorded there: a sweep directory
- * holds one plan, so re-running the same command continues it and a different one is refused.
- */
-export function recordSweepPlan(dir: string, plan: SweepPlan): void {
-  const path = sweepPlanPath(dir);
-  if (!existsSync(path)) {
-    writeFileAtomic(path, `${JSON.stringify(plan, null, 2)}\n`);
-    return;
-  }
-  const recorded = readSweepPlan(dir);
-  if (JSON.stringify(recorded) !== JSON.stringify(plan)) {
-    throw new AgentFlowError({
-      code: 'INVALID_ARGUMENT',
-      message: `${path} records another sweep (${JSON.stringify(recorded)}); continue it with \`agentflow sweep --resume ${dir}\`, or choose another --out.`,
-    });
-  }
-}
+/** Records `plan` in `dir`, or checks it against the one there (@agentflow/eval recordSweepPlan). */
+export const recordPlan = (dir: string, plan: SweepPlan) => recordSweepPlan(dir, plan, sweepPlanSchema, planFile);
 
 /** Reads the plan of a sweep directory (`--resume DIR`). */
-export function readSweepPlan(dir: string): SweepPlan {
-  const path = sweepPlanPath(dir);
-  if (!existsSync(path)) {
-    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `--resume ${dir}: ${path} is missing; expected a directory written by \`agentflow sweep\`.` });
-  }
-  let json: unknown;
-  try {
-    json = readConfigFile(path);
-  } catch (cause) {
-    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `${path} cannot be read as JSON (${(cause as Error).message}); it should hold the plan \`agentflow sweep\` wrote.`, cause });
-  }
-  const parsed = sweepPlanSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `${path}: ${issue?.path.join('.') || 'the plan'}: ${issue?.message}; it should hold the plan \`agentflow sweep\` wrote.` });
-  }
-  return parsed.data;
-}
+export const readPlan = (dir: string): SweepPlan => readSweepPlan(dir, sweepPlanSchema, planFile);

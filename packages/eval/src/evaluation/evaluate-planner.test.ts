@@ -57,6 +57,7 @@ describe('evaluatePlanner', () => {
       correct: right,
       total: tasks.length,
       meanSteps: 0,
+      meanStepsSolved: right === 0 ? null : 0,
       meanToolCalls: 0,
       formatErrorRate: 0,
     });
@@ -76,5 +77,13 @@ describe('evaluatePlanner', () => {
     await evaluatePlanner({ tasks, source, runJobs: other.runJobs, seed: 4, idPrefix: 'eval-before' });
     expect(after.asked.map((job) => job.seed)).toEqual(before.asked.map((job) => job.seed));
     expect(other.asked.map((job) => job.seed)).not.toEqual(before.asked.map((job) => job.seed));
+  });
+
+  it("asks for each task's step budget where it has one, and for none where it has not", async () => {
+    const agent = fakeAgent();
+    const budgeted = tasks.map((task, index) => (index % 2 === 0 ? { ...task, maxSteps: 3 + index } : task));
+    await evaluatePlanner({ tasks: budgeted, source, runJobs: agent.runJobs, seed: 3, idPrefix: 'eval' });
+    expect(agent.asked.map((job) => job.maxSteps)).toEqual([3, undefined, 5, undefined, 7]);
+    expect(agent.asked.filter((job) => 'maxSteps' in job).map((job) => job.taskId)).toEqual(['t0', 't2', 't4']);
   });
 });

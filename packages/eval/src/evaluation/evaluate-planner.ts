@@ -3,12 +3,14 @@ import { accuracy } from '../metrics/accuracy';
 import { trajectoryStats } from '../metrics/trajectory-stats';
 import type { TaskItem, TaskSource } from '../task-source/task-source';
 
-/** One agent run of an evaluation: the question, its ids and its sampling seed. */
+/** One agent run of an evaluation: the question, its ids, its sampling seed and its task's step budget. */
 export interface PlannerEvaluationJob {
   question: string;
   taskId: string;
   trajectoryId: string;
   seed: number;
+  /** The task's own step budget (`TaskItem.maxSteps`), where it has one: the run's `maxSteps` (flow's `AgentRunSettings`). */
+  maxSteps?: number;
 }
 
 /** Settings of `evaluatePlanner`. */
@@ -38,6 +40,8 @@ export interface PlannerEvaluationSummary {
   correct: number;
   total: number;
   meanSteps: number;
+  /** Mean planner steps of the runs that answered right: what a solved task costs (null when none did). */
+  meanStepsSolved: number | null;
   meanToolCalls: number;
   formatErrorRate: number;
 }
@@ -50,18 +54,27 @@ export interface PlannerEvaluation {
 
 /**
  * Runs the agent once on every task with one fixed sampling seed per task, drawn from the
- * run's seed: evaluations before and after training sample with the same seeds, so a paired
+ * run's seed, and the task's step budget where it has one: evaluations before and after training sample with the same seeds, so a paired
  * test (`comparePairedRuns`) compares like with like. Scores the answers with the source.
  */
 export async function evaluatePlanner(settings: PlannerEvaluationSettings): Promise<PlannerEvaluation> {
   const { tasks, source, idPrefix, onProgress } = settings;
   const seeds = createRandom(settings.seed).fork('evaluation');
-  const jobs = tasks.map((task) => ({ question: task.question, taskId: task.id, trajectoryId: `${idPrefix}-${task.id}`, seed: seeds.nextUint32() }));
+  const jobs = tasks.map(
+    (task): PlannerEvaluationJob => ({
+      question: task.question,
+      taskId: task.id,
+      trajectoryId: `${idPrefix}-${task.id}`,
+      seed: seeds.nextUint32(),
+      ...(task.maxSteps === undefined ? {} : { maxSteps: task.maxSteps }),
+    }),
+  );
   const trajectories = await settings.runJobs(jobs, (_batch, done) => onProgress?.(done, tasks.length));
   const rewards = await Promise.all(trajectories.map((trajectory, index) => source.reward(tasks[index]!, trajectory.answer ?? undefined)));
   const correct = rewards.map((reward) => reward >= 1);
   const estimate = accuracy(correct);
   const stats = trajectoryStats(trajectories);
+  const solved = trajectories.filter((_trajectory, index) => correct[index]);
   return {
     correct,
     summary: {
@@ -70,6 +83,7 @@ export async function evaluatePlanner(settings: PlannerEvaluationSettings): Prom
       correct: estimate.successes,
       total: estimate.total,
       meanSteps: stats.meanSteps,
+      meanStepsSolved: solved.length === 0 ? null : trajectoryStats(solved).meanSteps,
       meanToolCalls: stats.meanToolCalls,
       formatErrorRate: stats.formatErrorRate,
     },

@@ -10,7 +10,7 @@ const finished: SweepRunRecord = {
   dir: 'sweep/process-seed0',
   summary: {
     before: { accuracy: 0.125, ci95: [0.02, 0.47] },
-    after: { accuracy: 0.5, ci95: [0.22, 0.78] },
+    after: { accuracy: 0.5, ci95: [0.22, 0.78], meanStepsSolved: 3.5 },
     paired: { pValue: 0.03125 },
     prm: { mse: 0.05, mse_constant: 0.1 },
     durationSeconds: 61.4,
@@ -48,7 +48,7 @@ describe('the sweep rendered', () => {
         '| process | 0 | 12.5% [2.0%, 47.0%] | 50.0% [22.0%, 78.0%] | +37.5 | 0.031 | 0.0500 vs 0.1000 (-50.0%) | 1 / 2 (stopped early) | 0.432 (2 attempts) | 61 s |',
         '| process | 1 | out of <memory> |  |  |  |  |  |  |  |',
         '',
-        "- process: 1 of 2 runs finished; mean gain +37.5 points (95% t interval over seeds); >= 15 points on 1 of 1; PRM MSE 50.0% below the constant's, >= 30% on 1 of 1.",
+        "- process: 1 of 2 runs finished; mean gain +37.5 points (95% t interval over seeds); >= 15 points on 1 of 1; PRM MSE 50.0% below the constant's, >= 30% on 1 of 1; 3.50 steps per solved task after training.",
         '',
       ].join('\n'),
     );

@@ -56,7 +56,9 @@ function armLines(arm: SweepArm, goals: SweepGoals): string {
     reduction.n > 0
       ? `; PRM MSE ${(100 * reduction.mean).toFixed(1)}%${reduction.ci95 ? ` [${(100 * reduction.ci95[0]).toFixed(1)}, ${(100 * reduction.ci95[1]).toFixed(1)}]` : ''} below the constant's, >= ${100 * goals.prmMseReduction}% on ${arm.prmReachedGoal} of ${reduction.n}`
       : '';
-  return `${arm.arm}: ${arm.finished} of ${arm.runs.length} runs finished; mean gain ${estimate(arm.gain, ' points')} (95% t interval over seeds); >= ${goals.gainPoints} points on ${arm.reachedGoal} of ${arm.finished}${prm}.`;
+  const { mean: steps, ci95: stepsBand } = arm.stepsPerSolved;
+  const stepsText = arm.stepsPerSolved.n > 0 ? `; ${steps.toFixed(2)}${stepsBand ? ` [${stepsBand[0].toFixed(2)}, ${stepsBand[1].toFixed(2)}]` : ''} steps per solved task after training` : '';
+  return `${arm.arm}: ${arm.finished} of ${arm.runs.length} runs finished; mean gain ${estimate(arm.gain, ' points')} (95% t interval over seeds); >= ${goals.gainPoints} points on ${arm.reachedGoal} of ${arm.finished}${prm}${stepsText}.`;
 }
 
 function comparisonLine(comparison: CreditComparison, goals: SweepGoals): string {

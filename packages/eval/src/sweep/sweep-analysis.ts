@@ -1,6 +1,7 @@
 import { createRandom } from '@agentflow/core';
 import { compareLearningCurvesBySeed, type MeanCurvePoint, meanLearningCurve } from '../statistics/learning-curves';
 import { meanAgainstGoal } from '../statistics/goal-estimate';
+import { meanWithInterval } from '../statistics/t-interval';
 import { skillScore } from '../statistics/skill-score';
 import type { MeanEstimate } from '../statistics/t-interval';
 import type { SweepRunRecord } from './sweep-run';
@@ -26,6 +27,8 @@ export interface SweepArm {
   /** 1 - PRM MSE / constant MSE, for runs with a PRM. */
   prmReduction: MeanEstimate;
   prmReachedGoal: number;
+  /** Mean planner steps per solved held-out task after training, over the seeds that recorded it. */
+  stepsPerSolved: MeanEstimate;
   /** Mean held-out accuracy at each evaluation step, with its 95% t band over seeds. */
   curve: MeanCurvePoint[];
 }
@@ -56,7 +59,8 @@ export function analyseSweepArm(arm: string, runs: SweepRunRecord[], goals: Swee
   const gain = meanAgainstGoal(finished.map(sweepGainPoints), goals.gainPoints);
   const prm = meanAgainstGoal(finished.map(sweepPrmReduction).filter(Number.isFinite), goals.prmMseReduction);
   const curve = meanLearningCurve(finished.map((run) => run.curve));
-  return { arm, runs, finished: finished.length, gain: gain.estimate, reachedGoal: gain.reached, prmReduction: prm.estimate, prmReachedGoal: prm.reached, curve };
+  const stepsPerSolved = meanWithInterval(finished.map((run) => run.summary?.after.meanStepsSolved).filter((steps): steps is number => typeof steps === 'number'));
+  return { arm, runs, finished: finished.length, gain: gain.estimate, reachedGoal: gain.reached, prmReduction: prm.estimate, prmReachedGoal: prm.reached, stepsPerSolved, curve };
 }
 
 /** Compares a process-credit arm with an outcome-credit arm on the seeds both finished (`compareLearningCurvesBySeed`); undefined when they share none. */

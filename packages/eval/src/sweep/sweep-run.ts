@@ -19,7 +19,10 @@ export interface SweepEvaluation {
 export interface SweepRunSummary {
   /** Held-out accuracy before training (after the warm start) and after it. */
   before: SweepEvaluation;
-  after: SweepEvaluation;
+  after: SweepEvaluation & {
+    /** Mean planner steps of the held-out tasks answered right after training (null or absent: none, or not recorded). */
+    meanStepsSolved?: number | null;
+  };
   /** The paired test of before against after on the same tasks (McNemar's). */
   paired?: { pValue: number };
   /** The PRM's held-out MSE and the constant predictor's; absent without a PRM (outcome credit). */

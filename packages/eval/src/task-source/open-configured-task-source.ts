@@ -45,7 +45,8 @@ function datasetOf(source: DatasetFileSettings): DatasetSource {
 
 /**
  * The task source of parsed task settings (`taskSourceSettingsSchema`): the generated world's
- * (`createTaskWorld`, `createWorldTaskSource` with the settings' teacher drawing from `seed`),
+ * (`createTaskWorld` with its recoverable mistakes where set, its items then carrying
+ * `maxSteps`; `createWorldTaskSource` with the settings' teacher drawing from `seed`),
  * with its planner (`createWorldPlannerFolder`), or that of two benchmark files
  * (`createDatasetTaskSource`), which have no demonstrations and no planner of their own; then
  * the settings' leakage guard (`checkSplitLeakage`): a leak throws DATA_LEAKAGE or is dropped.
@@ -66,9 +67,19 @@ function unguardedSource(task: TaskSourceSettings, settings: OpenConfiguredTaskS
         testTasks: task.testTasks,
         levels: task.levels as Array<1 | 2 | 3>,
         maxValue: task.maxValue,
+        ...(task.decoyRate === undefined ? {} : { decoyRate: task.decoyRate }),
+        ...(task.stepSlack === undefined ? {} : { stepSlack: task.stepSlack }),
       });
+      const { errorRate, mistakes, recoveryRate, recoveries } = task.teacher;
+      const teacher = {
+        errorRate,
+        mistakes,
+        ...(recoveryRate === undefined ? {} : { recoveryRate }),
+        ...(recoveries ? { recoveries } : {}),
+        seed: settings.seed,
+      };
       return {
-        source: createWorldTaskSource(world, { teacher: { errorRate: task.teacher.errorRate, mistakes: task.teacher.mistakes, seed: settings.seed } }),
+        source: createWorldTaskSource(world, { teacher }),
         createPresetPlanner: (dir, samples, seed) => createWorldPlannerFolder(dir, samples, task.planner, seed),
       };
     }

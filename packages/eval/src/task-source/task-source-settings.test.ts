@@ -74,6 +74,38 @@ describe('openConfiguredTaskSource', () => {
     expect(opened.createPresetPlanner).toBeTypeOf('function');
   });
 
+  it('opens the world with recoverable mistakes: items carry their step budget, the teacher recovers and answers right', () => {
+    const block = { kind: 'world', seed: 3, entities: 8, trainTasks: 20, testTasks: 4, decoyRate: 0.5, stepSlack: 1 };
+    const recovering = openConfiguredTaskSource(taskSourceSettingsSchema.parse({ ...block, teacher: { errorRate: 0, recoveryRate: 1, recoveries: ['decoy'] } }), { seed: 1 }).source;
+    const exact = openConfiguredTaskSource(taskSourceSettingsSchema.parse({ ...block, teacher: { errorRate: 0 } }), { seed: 1 }).source;
+    expect(recovering.description).toContain('decoy rate 0.5, step slack 1');
+    const items = [...recovering.split('train'), ...recovering.split('test')];
+    // The budget: the exact expert's decisions (a check after each stale lookup included) plus the slack.
+    for (const item of items) expect(item.maxSteps).toBe(exact.demonstration!(exact.item(item.id))!.actions.length + 1);
+    const recovered = recovering.split('train').map((item) => ({ item, demonstration: recovering.demonstration!(item)! })).filter(({ demonstration }) => !demonstration.exact);
+    expect(recovered.length).toBeGreaterThan(0);
+    for (const { item, demonstration } of recovered) {
+      expect(demonstration.actions).toHaveLength(item.maxSteps!);
+      expect(demonstration.actions.at(-1)).toMatchObject({ action: 'finish', action_input: item.answer });
+    }
+    // Without the settings, no budget and the description of before.
+    const plain = openConfiguredTaskSource(taskSourceSettingsSchema.parse({ kind: 'world', seed: 3, entities: 8, trainTasks: 20, testTasks: 4 }), { seed: 1 }).source;
+    expect(plain.split('train').some((item) => 'maxSteps' in item)).toBe(false);
+    expect(plain.description).toBe('task world seed 3 (20 train / 4 test tasks, levels 1, 2, 8 entities)');
+  });
+
+  it("refuses a teacher whose rates add up past 1, and a decoy mistake in a world without decoys", () => {
+    expect(issuesOf({ kind: 'world', teacher: { errorRate: 0.8, recoveryRate: 0.5 } })).toEqual([
+      'teacher.recoveryRate: errorRate and recoveryRate add up to more than 1 (one draw per demonstration decides between them); lower one of them',
+    ]);
+    expect(issuesOf({ kind: 'world', teacher: { mistakes: ['decoy'], recoveryRate: 0.2, recoveries: ['decoy', 'python'] } })).toEqual([
+      "teacher.mistakes: 'decoy' needs stale entries to use: set decoyRate above 0, or leave 'decoy' out of teacher.mistakes",
+      "teacher.recoveries: 'decoy' needs stale entries to use: set decoyRate above 0, or leave 'decoy' out of teacher.recoveries",
+    ]);
+    expect(issuesOf({ kind: 'world', decoyRate: 0.3, teacher: { mistakes: ['decoy'], recoveries: ['decoy'] } })).toEqual([]);
+    expect(issuesOf({ kind: 'world', stepSlack: -1 })[0]).toMatch(/^stepSlack: /);
+  });
+
   it('opens benchmark files from the working directory, with no planner of their own', () => {
     const path = relative(process.cwd(), join(fixtures, 'mini-qa.jsonl'));
     const task = taskSourceSettingsSchema.parse({

@@ -1,5 +1,7 @@
 import { layerParameterCount, qwen3HeadDim, qwen3ShapeIssues } from '@agentflow/models';
 import { z } from 'zod';
+import { taskWorldSettingsSchema } from '../task-world/task-world-settings';
+import { WORLD_TEACHER_RECOVERIES } from '../task-world/world-recoveries';
 
 /** A benchmark file of a dataset task source (`DatasetSource` as a settings block). */
 export const datasetFileSettingsSchema = z
@@ -159,12 +161,34 @@ export const worldTeacherSettingsSchema = z
         "Fraction of the demonstrations that carry one of the expert's mistakes (mistakes) and answer what it leads to: an imperfect teacher, as real SFT data is. 0: the world's exact expert.",
       ),
     mistakes: z
-      .array(z.enum(['operator', 'lookup']))
+      .array(z.enum(['operator', 'lookup', 'decoy']))
       .min(1)
       .default(['lookup'])
-      .describe("The mistakes of the imperfect expert, one drawn per flawed demonstration: 'operator' (another operator in the code), 'lookup' (another counted thing looked up, and used)."),
+      .describe(
+        "The mistakes of the imperfect expert, one drawn per flawed demonstration: 'operator' (another operator in the code), 'lookup' (another counted thing looked up, and used), 'decoy' (a stale entry used unchecked; needs decoyRate).",
+      ),
+    // No zod default: absent, the teacher (and a run's resolved config) is the one before recoveries.
+    recoveryRate: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .describe(
+        'Fraction of the demonstrations that make a mistake and recover from it, answering right one decision later (errorRate + recoveryRate at most 1). Absent: 0, no recoveries.',
+      ),
+    recoveries: z
+      .array(z.enum(WORLD_TEACHER_RECOVERIES))
+      .min(1)
+      .optional()
+      .describe(
+        "The recovered mistakes, one drawn per recovering demonstration among those it allows: 'decoy' (computes with a stale value, then checks the lookup and computes again; needs decoyRate), 'python' (a NameError the retry fixes). Absent: both.",
+      ),
   })
   .strict()
+  .refine((teacher) => teacher.errorRate + (teacher.recoveryRate ?? 0) <= 1, {
+    message: 'errorRate and recoveryRate add up to more than 1 (one draw per demonstration decides between them); lower one of them',
+    path: ['recoveryRate'],
+  })
   .prefault({})
   .describe('The expert whose demonstrations the warm start learns from.');
 
@@ -180,11 +204,22 @@ function worldTaskSettingsSchemaWith(wording: TaskSourceSettingsWording) {
       testTasks: z.number().int().positive().max(B.testTasks).default(60).describe('Held-out tasks the world generates.'),
       levels: z.array(z.number().int().min(1).max(3)).min(1).default([1, 2]).describe('Lookups per question.'),
       maxValue: z.number().int().min(2).max(B.maxValue).default(9).describe('Largest number in a fact.'),
+      // Absent by default, as in the world's own settings: the world is then the one before them.
+      decoyRate: taskWorldSettingsSchema.shape.decoyRate,
+      stepSlack: taskWorldSettingsSchema.shape.stepSlack,
       ...taskSourceLeakageFields,
       planner: worldPlannerSettingsSchemaWith(wording),
       teacher: worldTeacherSettingsSchema,
     })
-    .strict();
+    .strict()
+    .superRefine((task, context) => {
+      // A decoy mistake or recovery with no stale entry would never be drawn: the setting would do nothing.
+      if (task.decoyRate) return;
+      for (const key of ['mistakes', 'recoveries'] as const) {
+        if (!task.teacher[key]?.includes('decoy')) continue;
+        context.addIssue({ code: 'custom', path: ['teacher', key], message: `'decoy' needs stale entries to use: set decoyRate above 0, or leave 'decoy' out of teacher.${key}` });
+      }
+    });
 }
 
 /** Benchmark files: a training split and a held-out split. */

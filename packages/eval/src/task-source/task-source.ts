@@ -13,6 +13,13 @@ export interface TaskItem {
   answer: string;
   /** Everything else the source knows (year, level, template, the benchmark row...). */
   metadata: Record<string, unknown>;
+  /**
+   * The planner decisions this task allows, the finish included, where the source sets a
+   * budget per task (the task world with `stepSlack`). A runner passes it as the agent's
+   * `maxSteps` for this task (flow's `AgentRunSettings.maxSteps`: the smaller of it and the
+   * agent's own limit counts); past it a run ends without an answer. Absent: the run's own limit.
+   */
+  maxSteps?: number;
 }
 
 /** The tools a source's tasks need, built by the source itself (it knows its corpus). */

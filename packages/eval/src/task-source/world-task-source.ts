@@ -1,6 +1,7 @@
 import { AgentFlowError, createRandom, type Demonstration, describeValue, type Tool } from '@agentflow/core';
 import { createCorpusSearchTool } from '@agentflow/executor';
 import type { TaskWorld } from '../task-world/create-task-world';
+import type { WorldTeacherRecovery } from '../task-world/world-recoveries';
 import { createWorldTeacher, type WorldTeacherMistake } from '../task-world/world-teacher';
 import { createPooledPythonTool, DEFAULT_PYTHON_SLOTS } from './pooled-python-tool';
 import type { TaskItem, TaskSource, TaskSplitName } from './task-source';
@@ -9,8 +10,12 @@ import type { TaskItem, TaskSource, TaskSplitName } from './task-source';
 export interface WorldTaskSourceTeacher {
   /** Fraction of the demonstrations that carry one mistake and answer what it leads to (0: the exact expert). */
   errorRate: number;
-  /** The mistakes drawn from, one per flawed demonstration. Default both (`WORLD_TEACHER_MISTAKES`). */
+  /** The mistakes drawn from, one per flawed demonstration. Default `WORLD_TEACHER_MISTAKES` (operator, lookup); `decoy` asked by name. */
   mistakes?: readonly WorldTeacherMistake[];
+  /** Fraction of the demonstrations that make a mistake and recover from it, answering right (`withWorldRecovery`). Default 0; with `errorRate` at most 1. */
+  recoveryRate?: number;
+  /** The recoveries drawn from, among those a demonstration allows. Default `WORLD_TEACHER_RECOVERIES` (decoy, python). */
+  recoveries?: readonly WorldTeacherRecovery[];
   /** Seeds the teacher's draws: `createRandom(seed).fork('expert-errors')`, drawn over the training split in order, then the test split. */
   seed: number;
 }
@@ -37,6 +42,8 @@ function teacherDemonstrations(world: TaskWorld, teacher: WorldTaskSourceTeacher
   const demonstrate = createWorldTeacher(world, {
     errorRate: teacher.errorRate,
     ...(teacher.mistakes ? { mistakes: teacher.mistakes } : {}),
+    ...(teacher.recoveryRate === undefined ? {} : { recoveryRate: teacher.recoveryRate }),
+    ...(teacher.recoveries ? { recoveries: teacher.recoveries } : {}),
     random: createRandom(teacher.seed).fork('expert-errors'),
   });
   return new Map([...world.split('train'), ...world.split('test')].map((task) => [task.id, demonstrate(task.id)]));
@@ -46,9 +53,10 @@ function teacherDemonstrations(world: TaskWorld, teacher: WorldTaskSourceTeacher
 export type WorldTaskSource = TaskSource & { readonly world: TaskWorld };
 
 /**
- * The generated task world (`createTaskWorld`) as a task source: its splits, its answer
- * checker as the reward, its demonstrations (the exact expert's, or with `teacher` an
- * imperfect teacher's), and the tools its tasks need, built as
+ * The generated task world (`createTaskWorld`) as a task source: its splits (each item with
+ * its task's `maxSteps` when the world has `stepSlack`), its answer checker as the reward,
+ * its demonstrations (the exact expert's, or with `teacher` an imperfect teacher's, which can
+ * recover from mistakes), and the tools its tasks need, built as
  * the trainer has built them (BM25 `corpus_search` over the world's corpus showing the top
  * hit's title and text, then the pooled python REPL with slot ids `world-python-<n>`).
  */
@@ -58,14 +66,20 @@ export function createWorldTaskSource(world: TaskWorld, settings: WorldTaskSourc
     question: task.question,
     answer: task.answer,
     metadata: { level: task.level, template: task.template, entities: [...task.entities] },
+    ...(task.maxSteps === undefined ? {} : { maxSteps: task.maxSteps }),
   });
   const splits: Record<TaskSplitName, readonly TaskItem[]> = {
     train: Object.freeze(world.split('train').map(toItem)),
     test: Object.freeze(world.split('test').map(toItem)),
   };
   const items = new Map([...splits.train, ...splits.test].map((item) => [item.id, item]));
-  const { seed, trainTasks, testTasks, levels, entities } = world.settings;
-  const generated = `task world seed ${seed} (${trainTasks} train / ${testTasks} test tasks, levels ${levels.join(', ')}, ${entities} entities)`;
+  const { seed, trainTasks, testTasks, levels, entities, decoyRate, stepSlack } = world.settings;
+  // Recoverable mistakes are named only when set: the default world's description stays as it was.
+  const mistakes = [
+    ...(decoyRate === undefined ? [] : [`decoy rate ${decoyRate}`]),
+    ...(stepSlack === undefined ? [] : [`step slack ${stepSlack}`]),
+  ].map((part) => `, ${part}`);
+  const generated = `task world seed ${seed} (${trainTasks} train / ${testTasks} test tasks, levels ${levels.join(', ')}, ${entities} entities${mistakes.join('')})`;
   const exact = (id: string): Demonstration => ({ actions: world.demonstration(id).steps.map((step) => step.action), exact: true });
   let taught: Map<string, Demonstration> | undefined;
 

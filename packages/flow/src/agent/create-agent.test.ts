@@ -91,6 +91,28 @@ describe('createAgent against scripted loopback Ollama servers', () => {
     expect(agent.verifier).toMatchObject({ maxSteps: 2, timeLimitMs: 20_000, needsMemoryText: false });
   });
 
+  it("stops a run at its own step budget when it is below the agent's, and at the agent's otherwise", async () => {
+    const agent = createAgent({ model: plannerModel(), tools: [lookup], maxSteps: 3, timeLimitMs: 20_000 });
+    planner.push(action('lookup_population', { city: 'Brisk' }), action('lookup_population', { city: 'Veloria' }));
+    const budgeted = await agent.run('Which city is larger, Brisk or Veloria?', { taskId: 'cities', maxSteps: 2 });
+    expect(budgeted).toMatchObject({ termination: 'max_steps', answer: null });
+    expect(budgeted.steps).toHaveLength(2);
+    expect(planner.requests).toHaveLength(2);
+
+    // A budget above the agent's own limit does not raise it.
+    planner.push(action('lookup_population', { city: 'Brisk' }), action('lookup_population', { city: 'Veloria' }), action('lookup_population', { city: 'Brisk' }));
+    const capped = await agent.run('Which city is larger, Brisk or Veloria?', { maxSteps: 10 });
+    expect(capped).toMatchObject({ termination: 'max_steps', answer: null });
+    expect(capped.steps).toHaveLength(3);
+
+    // A finish within the budget answers as before.
+    planner.push(action('finish', '88000'));
+    expect(await agent.run('How many people live in Veloria?', { maxSteps: 1 })).toMatchObject({ termination: 'finished', answer: '88000' });
+    await expect(agent.run('How many people live in Veloria?', { taskId: 'veloria', maxSteps: 0 })).rejects.toThrow(
+      "A run's maxSteps must be a positive integer, got 0 (task veloria).",
+    );
+  });
+
   it('runs through a prepared registry, its tools shown by the prompt template given', async () => {
     const registry = createToolRegistry({ tools: [lookup as Tool<unknown>] });
     const agent = createAgent({ model: plannerModel(), registry, template: createCompactPromptTemplate(), maxRepairs: 0 });

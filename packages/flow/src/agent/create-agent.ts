@@ -1,4 +1,4 @@
-import type { LanguageModel, RunEventListener, Trajectory } from '@agentflow/core';
+import { AgentFlowError, describeValue, type LanguageModel, type RunEventListener, type Trajectory } from '@agentflow/core';
 import { type ActionSchemaStyle, createPlanner, type Planner, type PromptTemplate } from '@agentflow/planner';
 import { createVerifier, type Verifier } from '@agentflow/verifier';
 import type { CrossTaskMemory } from '../cross-task/cross-task-memory';
@@ -56,6 +56,12 @@ export interface AgentRunSettings {
   listener?: RunEventListener;
   /** Leaves that task's records out of the cross-task examples (an evaluation's other samples of one item). */
   excludeTaskId?: string;
+  /**
+   * This run's step budget, e.g. its task's own (eval's `TaskItem.maxSteps`): the run stops after
+   * the smaller of it and the agent's `limits.maxSteps`, without an answer unless it finished.
+   * A positive integer. Default: the agent's limit.
+   */
+  maxSteps?: number;
 }
 
 /** An assembled agent: its modules, for callers that drive the loop themselves (`createFlowCompleter`), and `run`. */
@@ -64,7 +70,7 @@ export interface Agent {
   planner(seed?: number): Planner;
   readonly verifier: Verifier;
   readonly generator: Generator;
-  /** The step and time limits every run gets (the verifier's). */
+  /** The step and time limits every run gets (the verifier's); a run's own `maxSteps` can only lower the step limit. */
   readonly limits: { maxSteps: number; timeLimitMs: number };
   /** Runs the loop on `question`; never throws for a failure inside the run (see `runFlow`). */
   run(question: string, settings?: AgentRunSettings): Promise<Trajectory>;
@@ -107,6 +113,13 @@ export function createAgent(settings: AgentSettings): Agent {
     generator,
     limits,
     async run(question, run = {}) {
+      if (run.maxSteps !== undefined && !(Number.isInteger(run.maxSteps) && run.maxSteps > 0)) {
+        throw new AgentFlowError({
+          code: 'INVALID_ARGUMENT',
+          message: `A run's maxSteps must be a positive integer, got ${describeValue(run.maxSteps)}${run.taskId === undefined ? '' : ` (task ${run.taskId})`}.`,
+          details: { maxSteps: run.maxSteps },
+        });
+      }
       const { memory } = settings;
       const examples = !memory
         ? ''
@@ -125,6 +138,7 @@ export function createAgent(settings: AgentSettings): Agent {
         },
         {
           ...limits,
+          ...(run.maxSteps === undefined ? {} : { maxSteps: Math.min(run.maxSteps, limits.maxSteps) }),
           ...(run.signal ? { signal: run.signal } : {}),
           ...(run.taskId === undefined ? {} : { taskId: run.taskId }),
           ...(run.trajectoryId === undefined ? {} : { trajectoryId: run.trajectoryId }),

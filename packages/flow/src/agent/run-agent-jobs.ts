@@ -1,12 +1,14 @@
 import { AgentFlowError, type Trajectory } from '@agentflow/core';
 import type { Agent } from './create-agent';
 
-/** One agent run to make: the question, the task and trajectory ids, and its sampling seed. */
+/** One agent run to make: the question, the task and trajectory ids, its sampling seed and, optionally, its step budget. */
 export interface AgentJob {
   question: string;
   taskId: string;
   trajectoryId: string;
   seed: number;
+  /** The task's own step budget (`AgentRunSettings.maxSteps`: the smaller of it and the agent's limit). Default: the agent's. */
+  maxSteps?: number;
 }
 
 /** Settings for {@link runAgentJobs}. */

@@ -151,6 +151,31 @@ describe('createFlowCompleter', () => {
     expect(again.examples).toEqual(examples);
   });
 
+  it("stops each completion at the continued trajectory's step budget, the prefix counted", async () => {
+    const trajectory = await source();
+    const completions: Trajectory[] = [];
+    const asked: Array<string | undefined> = [];
+    const complete = createFlowCompleter({
+      createPlanner: planner,
+      tools,
+      isCorrect: (answer) => answer === '5120',
+      limits: { maxSteps: 6, replayTools: ['counter'] },
+      maxStepsFor: (continued) => {
+        asked.push(continued.taskId);
+        return 3;
+      },
+      onCompletion: (completion) => completions.push(completion),
+    });
+    const prefix = { trajectory: { ...trajectory, steps: trajectory.steps.slice(0, 2) }, step: { stepIndex: 1 } };
+    // Within 6 steps every completion would call the counter and then finish; its budget of 3 leaves only the counter.
+    expect(await complete(prefix, 4, createRandom(11))).toEqual([false, false, false, false]);
+    expect(asked).toEqual(['task-7']);
+    for (const completion of completions) {
+      expect(completion).toMatchObject({ termination: 'max_steps', answer: null });
+      expect(completion.steps.map((step) => step.action?.action)).toEqual(['counter', 'lookup_population', 'counter']);
+    }
+  });
+
   it('stops starting completions after one fails, and rejects with its error', async () => {
     const trajectory = await source();
     let started = 0;

@@ -38,6 +38,13 @@ export interface FlowCompleterSettings extends FlowToolSource {
   generator?: Generator;
   /** Step, time and tool limits of each completion, and `replayTools` (see `continueFlow`). */
   limits?: Omit<ContinueFlowLimits, 'trajectoryId' | 'toolTaskId' | 'signal'>;
+  /**
+   * The step budget of the trajectory being continued, e.g. its task's own (eval's
+   * `TaskItem.maxSteps`), or undefined for none: its completions stop after the smaller of it
+   * and `limits.maxSteps` (the verifier's by default), the prefix counted, as the trajectory
+   * itself did. Default: no budget of its own.
+   */
+  maxStepsFor?(trajectory: Trajectory): number | undefined;
   /** Completions run at once (default 8; a policy model batches concurrent calls). */
   concurrency?: number;
   signal?: AbortSignal;
@@ -79,6 +86,8 @@ export function createFlowCompleter(settings: FlowCompleterSettings): FlowComple
       throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `complete: n must be a positive integer, got ${describeValue(n)}.` });
     }
     const afterStep = prefix.step.stepIndex;
+    const budget = settings.maxStepsFor?.(prefix.trajectory);
+    const maxSteps = budget === undefined ? limits.maxSteps : Math.min(budget, limits.maxSteps ?? verifier.maxSteps);
     // Forked before anything runs, in order: completion i's randomness depends only on (random, i).
     const contexts: FlowCompletionContext[] = Array.from({ length: n }, (_, index) => {
       const forked = random.fork(`completion:${index}`);
@@ -105,6 +114,7 @@ export function createFlowCompleter(settings: FlowCompleterSettings): FlowComple
           },
           {
             ...limits,
+            ...(maxSteps === undefined ? {} : { maxSteps }),
             trajectoryId,
             toolTaskId,
             ...(settings.signal ? { signal: settings.signal } : {}),

@@ -20,4 +20,17 @@ describe('createRolloutSampler', () => {
     expect(calls.slice(0, 3).map((call) => call.seed)).toEqual([seeds.nextUint32(), seeds.nextUint32(), seeds.nextUint32()]);
     expect(calls.every((call) => call.question === (call.taskId === 'q1' ? 'What is 2+2?' : 'What is 3+3?'))).toBe(true);
   });
+
+  it("passes a prompt's step budget to every rollout, and none for a prompt without one", async () => {
+    const budgets: Array<number | undefined> = [];
+    const sample = createRolloutSampler({
+      run: async (question, ids) => {
+        budgets.push(ids.maxSteps);
+        return { id: ids.trajectoryId, taskId: ids.taskId, question, steps: [], answer: null, termination: 'max_steps' } as unknown as Trajectory;
+      },
+    });
+    await sample({ id: 'q1', question: 'What is 2+2?', maxSteps: 4 }, 2, createRandom(1));
+    await sample({ id: 'q2', question: 'What is 3+3?' }, 1, createRandom(1));
+    expect(budgets).toEqual([4, 4, undefined]);
+  });
 });

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LoopbackChatServer, startOllamaServer, startOpenAiCompatibleServer } from '../testing/index';
 import { chatEndpointSchema } from './chat-endpoint';
-import { chatEndpointProbeUrl, probeChatEndpoint } from './probe-chat-endpoint';
+import { assertChatEndpointsAnswer, chatEndpointProbeUrl, probeChatEndpoint } from './probe-chat-endpoint';
 
 const openai = (baseUrl: string) => chatEndpointSchema.parse({ kind: 'openai', baseUrl, model: 'deepseek-chat', apiKeyEnv: 'DEEPSEEK_API_KEY' });
 
@@ -60,5 +60,26 @@ describe('probeChatEndpoint', () => {
       new Promise((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)));
     const probe = await probeChatEndpoint(openai('http://gpu1:8000/v1'), { fetch: never, env: { DEEPSEEK_API_KEY: 'k' }, timeoutMs: 20 });
     expect(probe).toEqual({ ok: false, detail: 'http://gpu1:8000/v1/models is unreachable (TimeoutError)' });
+  });
+});
+
+describe('assertChatEndpointsAnswer', () => {
+  it('passes endpoints that answer, and refuses the others with a line each naming the model, what the probe got and the key', async () => {
+    const server = await startOllamaServer('qwen3:8b', () => '');
+    const port = await closedPort();
+    try {
+      const up = { what: 'fixed modules', key: 'fixedModules', endpoint: chatEndpointSchema.parse({ kind: 'ollama', url: server.url, model: 'qwen3:8b' }) };
+      await expect(assertChatEndpointsAnswer([up], { env: {} })).resolves.toBeUndefined();
+      const down = { what: 'step judge', key: 'label.endpoint', without: 'label.kind: monte-carlo', endpoint: chatEndpointSchema.parse({ kind: 'ollama', url: `http://127.0.0.1:${port}`, model: 'judge' }) };
+      const noKey = { what: 'judge', key: 'judge', endpoint: openai(server.url) };
+      const error = await assertChatEndpointsAnswer([up, down, noKey], { env: {} }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'RUNTIME_ERROR', details: { endpoints: ['label.endpoint', 'judge'] } });
+      expect((error as Error).message.split('\n')).toEqual([
+        `step judge (ollama judge): http://127.0.0.1:${port}/api/tags is unreachable (ECONNREFUSED); start that server or change label.endpoint (its url and model), or set label.kind: monte-carlo.`,
+        expect.stringMatching(/^judge \(openai deepseek-chat\): .*; start that server or change judge \(its url and model\)\.$/),
+      ]);
+    } finally {
+      await server.close();
+    }
   });
 });

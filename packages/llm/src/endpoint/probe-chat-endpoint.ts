@@ -1,3 +1,4 @@
+import { AgentFlowError } from '@agentflow/core';
 import type { ChatEndpoint } from './chat-endpoint';
 
 /** Settings of {@link probeChatEndpoint}: the injected outside world. */
@@ -46,4 +47,43 @@ export async function probeChatEndpoint(endpoint: ChatEndpoint, settings: ProbeC
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
     return { ok: false, detail: `${url} is unreachable (${cause})`, ...missingApiKey };
   }
+}
+
+/** An endpoint a caller depends on, named as its user configured it. */
+export interface NamedChatEndpoint {
+  /** What it serves, e.g. `fixed modules`, `step judge`. */
+  what: string;
+  /** The config key that sets it, e.g. `fixedModules`. */
+  key: string;
+  /** What to set instead when it is not wanted, e.g. `fixedModules: null (rule verifier)`. */
+  without?: string;
+  endpoint: ChatEndpoint;
+}
+
+/** Each endpoint probed at once ({@link probeChatEndpoint}: never throws). */
+export function probeChatEndpoints<Entry extends NamedChatEndpoint>(
+  entries: readonly Entry[],
+  settings: ProbeChatEndpointSettings = {},
+): Promise<Array<Entry & { probe: ChatEndpointProbe }>> {
+  return Promise.all(entries.map(async (entry) => ({ ...entry, probe: await probeChatEndpoint(entry.endpoint, settings) })));
+}
+
+/**
+ * Refuses endpoints that do not answer (or whose API key is unset), before work that needs them:
+ * a server that is down or hangs would otherwise fail each request only at its timeout, minutes
+ * later. RUNTIME_ERROR with a line per endpoint: its model, what the probe got, the key to change.
+ */
+export async function assertChatEndpointsAnswer(entries: readonly NamedChatEndpoint[], settings: ProbeChatEndpointSettings = {}): Promise<void> {
+  const failed = (await probeChatEndpoints(entries, settings)).filter(({ probe }) => !probe.ok || probe.missingApiKey);
+  if (failed.length === 0) return;
+  throw new AgentFlowError({
+    code: 'RUNTIME_ERROR',
+    message: failed
+      .map(
+        ({ what, key, without, endpoint, probe }) =>
+          `${what} (${endpoint.kind} ${endpoint.model}): ${probe.ok ? probe.missingApiKey : probe.detail}; start that server or change ${key} (its url and model)${without ? `, or set ${without}` : ''}.`,
+      )
+      .join('\n'),
+    details: { endpoints: failed.map(({ key }) => key) },
+  });
 }
