@@ -85,6 +85,7 @@ export {
   type StepOutcomeDisagreementSettings,
   stepOutcomeDisagreement,
 } from './metrics/step-outcome-disagreement';
+export { type CollectedStepOutcome, stepOutcomeOfFiles } from './metrics/step-outcome-files';
 export { type TrajectoryStats, trajectoryStats } from './metrics/trajectory-stats';
 
 // Statistics: one bootstrap, one t interval, every caller's.

@@ -67,6 +67,8 @@ export {
 } from './mcp/connect-mcp-servers';
 /** An agent's tools in one call: the built-in tools asked for and the MCP servers' tools, collisions refused. */
 export { createToolSet, type ToolSet, type ToolSetLabels, type ToolSetSettings } from './tool-set/create-tool-set';
+/** A run config's `tools` block (web search, Wikipedia, MCP servers) and the tool set it names. */
+export { createConfiguredToolSet, type ToolsConfig, toolsConfigSchema } from './tool-set/tools-config';
 /** Refuses two tool sources offering one name, naming both. */
 export { assertDistinctToolNames, type ToolSource } from './tool-set/distinct-tool-names';
 /** Parses an http(s) URL, naming the option it came from when it is not one. */

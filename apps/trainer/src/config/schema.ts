@@ -2,6 +2,7 @@ import { chatEndpointSchema, rolloutsSettingsSchema } from '@agentflow/llm';
 import { loraShapeSchema, loraShapeSchemaWithDefaults, trainableSetSchema, warmStartCheckSchema } from '@agentflow/models';
 import { crossTaskMemoryConfigSchema } from '@agentflow/flow';
 import { promptTemplateConfigSchema } from '@agentflow/planner';
+import { toolsConfigSchema } from '@agentflow/executor';
 import { z } from 'zod';
 import { taskSourceSettingsSchemaWith } from '@agentflow/eval';
 import { prmTrainableConfigSchema, prmTrainableConflict } from './prm-trainable';
@@ -107,33 +108,7 @@ export const runConfigSchema = z
       .nullable()
       .default(null)
       .describe('Back end of the fixed verifier and generator; null uses rules and the finish input.'),
-    tools: z
-      .object({
-        webSearch: z
-          .object({
-            apiKeyEnv: z.string().min(1).default('TAVILY_API_KEY').describe('Environment variable holding the Tavily API key.'),
-            baseUrl: z.string().url().optional().describe('Tavily API root (default https://api.tavily.com).'),
-          })
-          .strict()
-          .nullable()
-          .default(null)
-          .describe('web_search (Tavily) for every run of the agent; null: none. It reaches the network.'),
-        wikipedia: z
-          .object({ baseUrl: z.string().url().optional().describe('MediaWiki action API (default en.wikipedia.org).') })
-          .strict()
-          .nullable()
-          .default(null)
-          .describe('wikipedia search for every run of the agent; null: none. It reaches the network.'),
-        mcp: z
-          .array(z.string().min(1))
-          .default([])
-          .describe(
-            'MCP servers whose tools join the task source\'s, as `agentflow solve --mcp` takes them: "[NAME=]COMMAND ARGS" (stdio, split as a shell splits, no shell) or "[NAME=]http(s)://..." (Streamable HTTP). Their tools are named SERVER__TOOL.',
-          ),
-      })
-      .strict()
-      .prefault({})
-      .describe("Tools beside the task source's own (python, the world's corpus search); a name offered twice is refused."),
+    tools: toolsConfigSchema,
     memory: crossTaskMemoryConfigSchema
       .prefault({}),
     collect: z

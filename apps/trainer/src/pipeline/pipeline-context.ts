@@ -1,8 +1,8 @@
 import { join, resolve } from 'node:path';
-import { AgentFlowError, type LanguageModel, type RunDirectory, type RunEventListener, writeFileAtomic } from '@agentflow/core';
+import { type LanguageModel, type RunDirectory, type RunEventListener, writeFileAtomic } from '@agentflow/core';
 import { type CrossTaskMemory, openCrossTaskMemory } from '@agentflow/flow';
 import { type ConfiguredTaskSource, openConfiguredTaskSource, type SplitLeakageRecord, type TaskSource, type TaskSourceTools } from '@agentflow/eval';
-import { createToolSet, parseMcpServerSpec, type ToolSet } from '@agentflow/executor';
+import { createConfiguredToolSet, type ToolSet } from '@agentflow/executor';
 import { createChatModel } from '@agentflow/llm';
 import { resolveDevice } from '@agentflow/tensor';
 import type { RunConfig } from '../config/schema';
@@ -48,28 +48,6 @@ export function guardedTaskSource(config: RunConfig): GuardedTaskSource {
   return openConfiguredTaskSource(config.task, { seed: config.seed });
 }
 
-/**
- * The `tools` block as tools: web search, Wikipedia and the MCP servers' tools (started here).
- * A name the task source already offers is refused, naming both.
- */
-async function configuredTools(config: RunConfig, sourceTools: TaskSourceTools, emit: RunEventListener): Promise<ToolSet> {
-  const { webSearch, wikipedia, mcp } = config.tools;
-  if (webSearch && !process.env[webSearch.apiKeyEnv]) {
-    throw new AgentFlowError({
-      code: 'INVALID_CONFIG',
-      message: `tools.webSearch: the environment variable ${webSearch.apiKeyEnv} (apiKeyEnv) is not set; export the Tavily API key there, or set tools.webSearch: null.`,
-    });
-  }
-  return createToolSet({
-    ...(webSearch ? { webSearch: { apiKeyEnv: webSearch.apiKeyEnv, ...(webSearch.baseUrl ? { baseUrl: webSearch.baseUrl } : {}) } } : {}),
-    ...(wikipedia ? { wikipedia: wikipedia.baseUrl ? { baseUrl: wikipedia.baseUrl } : {} } : {}),
-    mcpServers: mcp.map((text) => parseMcpServerSpec(text, { option: 'tools.mcp' })),
-    labels: { webSearch: 'tools.webSearch', wikipedia: 'tools.wikipedia' },
-    warn: (text) => emit({ type: 'log', level: 'warn', message: text.trim() }),
-    alongside: [{ label: `the task source's tools (${config.task.kind})`, remedy: "leave that tool out of the config's tools", tools: sourceTools.tools }],
-  });
-}
-
 /** Where the leakage check's record goes in a run directory. */
 export const leakagePath = (run: RunDirectory) => join(run.root, 'leakage.json');
 
@@ -92,7 +70,10 @@ export async function createPipelineContext(
   const sourceTools = source.createTools({ pythonSlots: 8 });
   let extraTools: ToolSet;
   try {
-    extraTools = await configuredTools(config, sourceTools, emit);
+    extraTools = await createConfiguredToolSet(config.tools, {
+      warn: (text) => emit({ type: 'log', level: 'warn', message: text.trim() }),
+      alongside: [{ label: `the task source's tools (${config.task.kind})`, remedy: "leave that tool out of the config's tools", tools: sourceTools.tools }],
+    });
   } catch (error) {
     await sourceTools.dispose();
     throw error;

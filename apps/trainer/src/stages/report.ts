@@ -1,10 +1,9 @@
 import { AgentFlowError, readConfigFile, type Stage, validateConfig, writeFileAtomic } from '@agentflow/core';
-import { comparePairedRuns } from '@agentflow/eval';
+import { comparePairedRuns, stepOutcomeOfFiles } from '@agentflow/eval';
 import type { PlannerEvaluation } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { type CheckedStages, runChecks } from '../report/run-checks';
 import { type RunSummary, runSummarySchema } from '../report/run-summary';
-import { collectedStepOutcome } from '../report/step-outcome';
 import { writeRunReport } from '../report/write-run-report';
 import { labelsPath } from './label';
 import type { PrmStageResult } from './train-prm';
@@ -31,7 +30,7 @@ export const reportStage: Stage<PipelineContext> = {
     }
     const paired = comparePairedRuns(before.correct, after.correct, { resamples: 2000 });
     const started = Date.parse(run.readState().createdAt);
-    const stepOutcome = collectedStepOutcome({ labels: labelsPath(context), trajectories: run.paths.trajectories });
+    const stepOutcome = stepOutcomeOfFiles({ labels: labelsPath(context), trajectories: run.paths.trajectories });
     const summary: RunSummary = runSummarySchema.parse({
       name: config.name,
       credit: config.train.credit.kind,

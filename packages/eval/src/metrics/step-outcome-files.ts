@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { readJsonl, type Trajectory } from '@agentflow/core';
-import { type LabelledTrajectory, type StepOutcomeDisagreement, stepOutcomeDisagreement } from '@agentflow/eval';
+import { type LabelledTrajectory, type StepOutcomeDisagreement, stepOutcomeDisagreement } from './step-outcome-disagreement';
 
-/** What this reads of a line of `labels.jsonl` (prm's `PrmExample`). */
+/** What this reads of a line of a step-labels file (@agentflow/prm's `PrmExample`, as its `labelTrajectoriesToFile` writes them). */
 interface LabelRow {
   trajectoryId: string;
   label: number;
@@ -10,7 +10,7 @@ interface LabelRow {
   provenance?: { labeller?: string };
 }
 
-/** `summary.json`'s `stepOutcome`: eval's `stepOutcomeDisagreement` over the labelled collected trajectories, and who labelled them. */
+/** {@link stepOutcomeDisagreement} over the labelled trajectories of a run, and who labelled them. */
 export interface CollectedStepOutcome extends StepOutcomeDisagreement {
   /** The labeller of the steps (`monte-carlo`, `judge`), or `mixed` when a resumed run's labels came from more than one. */
   labeller: string;
@@ -22,7 +22,7 @@ export interface CollectedStepOutcome extends StepOutcomeDisagreement {
  * trajectory's outcome reward from `trajectories.jsonl` (else the one its labels carry).
  * Undefined without labels: no labels file (outcome or GiGPO credit), or an empty one.
  */
-export function collectedStepOutcome(paths: { labels: string; trajectories: string }): CollectedStepOutcome | undefined {
+export function stepOutcomeOfFiles(paths: { labels: string; trajectories: string }): CollectedStepOutcome | undefined {
   if (!existsSync(paths.labels)) return undefined;
   const labels = readJsonl<LabelRow>(paths.labels);
   if (labels.length === 0) return undefined;

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { collectedStepOutcome } from './step-outcome';
+import { stepOutcomeOfFiles } from './step-outcome-files';
 
 const jsonl = (rows: unknown[]) => rows.map((row) => `${JSON.stringify(row)}\n`).join('');
 const label = (trajectoryId: string, stepIndex: number, value: number, outcomeReward?: number) => ({
@@ -14,7 +14,7 @@ const label = (trajectoryId: string, stepIndex: number, value: number, outcomeRe
   ...(outcomeReward === undefined ? {} : { outcomeReward }),
 });
 
-describe("summary.json's stepOutcome", () => {
+describe('stepOutcomeOfFiles', () => {
   it('groups the labelled steps by trajectory, with its outcome, into the shares where the outcome misleads', () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentflow-step-outcome-'));
     const paths = { labels: join(dir, 'labels.jsonl'), trajectories: join(dir, 'trajectories.jsonl') };
@@ -42,14 +42,14 @@ describe("summary.json's stepOutcome", () => {
         label('collect-e-0', 0, 0, 0),
       ]),
     );
-    expect(collectedStepOutcome(paths)).toEqual({ labeller: 'monte-carlo', successful: 2, failed: 3, successfulWithBadStep: 0.5, failedWithGoodStep: 1 / 3 });
+    expect(stepOutcomeOfFiles(paths)).toEqual({ labeller: 'monte-carlo', successful: 2, failed: 3, successfulWithBadStep: 0.5, failedWithGoodStep: 1 / 3 });
   });
 
   it('is absent without labels: no labels file (outcome or gigpo credit), or an empty one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentflow-step-outcome-'));
     const paths = { labels: join(dir, 'labels.jsonl'), trajectories: join(dir, 'trajectories.jsonl') };
-    expect(collectedStepOutcome(paths)).toBeUndefined();
+    expect(stepOutcomeOfFiles(paths)).toBeUndefined();
     writeFileSync(paths.labels, '');
-    expect(collectedStepOutcome(paths)).toBeUndefined();
+    expect(stepOutcomeOfFiles(paths)).toBeUndefined();
   });
 });
