@@ -6,7 +6,21 @@
 
 // Datasets.
 export { type BenchmarkItem, stripAnswerInstruction, yearFromId } from './datasets/benchmark-item';
-export { type FieldMapping, fieldMappingSchema } from './datasets/field-mapping';
+export { type DuplicateIdPolicy, type FieldMapping, fieldMappingSchema } from './datasets/field-mapping';
+/** AgentFlow's ten benchmarks: their files, fields, checkers, judge modes and tools; a name or path resolved to a file; a file read as its benchmark. */
+export {
+  AGENTFLOW_BENCHMARK_NAMES,
+  AGENTFLOW_BENCHMARKS,
+  type AgentFlowBenchmark,
+  type AgentFlowBenchmarkName,
+  benchmarkOfPath,
+  type BenchmarkDataSettings,
+  type BenchmarkTool,
+  DATASETS_DIR_ENV,
+  isAgentFlowBenchmarkName,
+  loadAgentFlowBenchmark,
+  resolveBenchmarkData,
+} from './datasets/agentflow-benchmarks';
 export {
   AGENTFLOW_JSON_FIELDS,
   AIME_CSV_FIELDS,
@@ -58,6 +72,36 @@ export {
 export { canonicalMathString, latexToPlain, parseNumericAnswer } from './answers/math-answer';
 export { formatRational, type Rational } from './answers/rational';
 export { checkChoice, exactMatch, extractChoice, normalizeShortAnswer } from './answers/short-answer';
+/** The benchmarks' rule checkers: token F1 of QA answers, GAIA's quasi-exact match, multiple-choice options and letters. */
+export { tokenF1 } from './answers/qa-f1';
+export { gaiaQuasiExactMatch } from './answers/gaia-answer';
+export {
+  CHOICE_LETTERS,
+  choiceIndexOf,
+  type ChoiceOption,
+  formatChoiceOptions,
+  letteredOptions,
+  pickedChoiceIndex,
+} from './answers/choice-options';
+export {
+  type BenchmarkCheck,
+  type BenchmarkCheckableItem,
+  type BenchmarkCheckerName,
+  checkBenchmarkAnswer,
+} from './answers/benchmark-checker';
+/** The LLM judge of AgentFlow's paper (its scoring script's prompts): direct, or extract-then-verify for multiple choice. */
+export {
+  type AgentFlowJudge,
+  type AgentFlowJudgeInput,
+  type AgentFlowJudgeMode,
+  type AgentFlowJudgeResult,
+  type AgentFlowJudgeSettings,
+  agentFlowExtractionSchema,
+  agentFlowVerificationSchema,
+  createAgentFlowJudge,
+  judgedResponse,
+  nearestListedOption,
+} from './answers/agentflow-judge';
 export {
   createSympyEquivalence,
   type SympyBatchResult,
@@ -212,8 +256,17 @@ export {
   readEvalTrajectories,
 } from './benchmark-eval/eval-directory';
 /** One line of eval.jsonl per run, and the metrics over them (accuracy with its Wilson interval, pass@k, avg@k). */
-export { type EvalRecord, evalRecordOf, evalRecordSchema, evalRunKey } from './benchmark-eval/eval-record';
-export { type EvalSummary, formatEvalSummary, summarizeEval } from './benchmark-eval/eval-summary';
+export {
+  type EvalJudgeRecord,
+  evalJudgeRecordSchema,
+  type EvalRecord,
+  evalRecordOf,
+  evalRecordSchema,
+  evalRunKey,
+} from './benchmark-eval/eval-record';
+export { type EvalScores, type EvalSummary, formatEvalSummary, summarizeEval } from './benchmark-eval/eval-summary';
+/** Both scores of a run: the benchmark's rule checker, and the paper's judge when the eval has one. */
+export { createEvalScorer, evalChecker, type EvalRunScore, type EvalScorer } from './benchmark-eval/eval-scorer';
 /** Where two JSON values first differ (the dotted key): how a resume names the setting that changed. */
 export { firstDifference, type JsonDifference } from './benchmark-eval/first-difference';
 

@@ -17,7 +17,7 @@ export type AnswerFormat =
   /** Only the LLM judge decides (free-form answers). */
   | { type: 'judge' };
 
-export type CheckMethod = 'numeric' | 'string' | 'symbolic' | 'game_of_24' | 'choice' | 'exact_match' | 'judge' | 'none';
+export type CheckMethod = 'numeric' | 'string' | 'symbolic' | 'game_of_24' | 'choice' | 'exact_match' | 'quasi_exact_match' | 'judge' | 'none';
 
 export interface AnswerCheck {
   correct: boolean;

@@ -39,7 +39,7 @@ const SYSTEM_PROMPT = [
 ].join(' ');
 
 /** The last JSON object in a text, for models that wrap JSON in prose or code fences. */
-function lastJsonObject(fullText: string): unknown {
+export function lastJsonObject(fullText: string): unknown {
   // Bounded: a hostile reply full of braces must not cost quadratic parsing.
   const text = fullText.slice(-4000);
   let attempts = 0;

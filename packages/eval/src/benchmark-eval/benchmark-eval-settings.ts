@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AGENTFLOW_BENCHMARK_NAMES } from '../datasets/agentflow-benchmarks';
 
 /** Defaults of a benchmark eval, applied by `resolveBenchmarkEvalSettings` (and shown in `agentflow eval --help`). */
 export const BENCHMARK_EVAL_DEFAULTS = {
@@ -44,12 +45,29 @@ export const benchmarkEvalSettingsSchema = z
         years: z.tuple([z.number().int(), z.number().int()]).nullable().describe('Inclusive year range, e.g. [1983, 2023]; null keeps every item.'),
         limit: z.number().int().positive().nullable().describe('Keep the first N items after the year filter; null keeps all.'),
         fields: z.record(z.string(), z.string()).nullable().describe("The file's field names (id, question, answer, prompt, choices, year) when they differ from the format's."),
+        benchmark: z
+          .enum(AGENTFLOW_BENCHMARK_NAMES)
+          .nullable()
+          // Evals recorded before the benchmarks were known read every file by its items.
+          .default(null)
+          .describe(
+            "Which of AgentFlow's ten benchmarks the file is: its fields, rule checker and judge mode (AGENTFLOW_BENCHMARKS); null: another file, checked by its items (answerFormatFor).",
+          ),
       })
       .strict(),
     fixedModules: z
       .string()
       .nullable()
       .describe("Names the fixed verifier and generator (`agentflow eval`: ollama:MODEL or openai:MODEL); null: the rule verifier, and the planner's finish input as the answer."),
+    judge: z
+      .string()
+      .min(1)
+      .nullable()
+      // Evals recorded before the judge existed ran without one.
+      .default(null)
+      .describe(
+        "Names the LLM judge that scores every run beside the rule checker, as AgentFlow's paper scored (`runBenchmarkEval`'s `openModels` opens it; `agentflow eval --judge`: ollama:MODEL or openai:MODEL); null: the rule checker alone.",
+      ),
     python: z.boolean().describe('Offer the sandboxed python tool (@agentflow/executor).'),
     samples: z.number().int().positive().describe('Runs per item (K): pass@K and avg@K are reported when K > 1.'),
     maxSteps: z.number().int().positive().describe(`Planner decisions per run at most (default ${BENCHMARK_EVAL_DEFAULTS.maxSteps}).`),

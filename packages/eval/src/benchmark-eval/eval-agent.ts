@@ -11,6 +11,8 @@ export interface BenchmarkEvalModels {
   actionSchemaStyle: ActionSchemaStyle;
   /** The fixed verifier and generator; present exactly when the settings name `fixedModules`. */
   fixedModules?: LanguageModel;
+  /** The LLM judge scoring each run beside the rule checker; present exactly when the settings name `judge`. */
+  judge?: LanguageModel;
   /** Frees what the models hold (a local policy's sessions), once the runs are done. */
   release?: () => Promise<void>;
 }
@@ -42,7 +44,8 @@ export interface BenchmarkEvalAgentSettings {
   onModelFailure: (role: 'planner' | 'fixed modules', error: unknown) => void;
 }
 
-function watched(model: LanguageModel, onFailure: (error: unknown) => void): LanguageModel {
+/** `model` telling `onFailure` of a call that failed for good, unless the caller's own signal cut it. */
+export function watched(model: LanguageModel, onFailure: (error: unknown) => void): LanguageModel {
   return {
     specificationVersion: model.specificationVersion,
     provider: model.provider,

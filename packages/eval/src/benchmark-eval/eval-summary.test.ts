@@ -3,13 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { wilsonInterval } from '../metrics/accuracy';
 import type { BenchmarkEvalSettings } from './benchmark-eval-settings';
 import type { EvalRecord } from './eval-record';
-import { summarizeEval } from './eval-summary';
+import { formatEvalSummary, summarizeEval } from './eval-summary';
 
 const settings = (samples: number): BenchmarkEvalSettings => ({
   planner: 'ollama:m',
   template: 'full',
-  data: { path: '/d.json', format: 'agentflow-json', sha256: '0'.repeat(64), years: null, limit: null, fields: null },
+  data: { path: '/d.json', format: 'agentflow-json', sha256: '0'.repeat(64), years: null, limit: null, fields: null, benchmark: null },
   fixedModules: null,
+  judge: null,
   python: true,
   samples,
   maxSteps: 10,
@@ -29,6 +30,8 @@ const record = (itemId: string, sample: number, correct: boolean): EvalRecord =>
   extracted: correct ? '1' : '2',
   correct,
   method: 'numeric',
+  f1: null,
+  judge: null,
   steps: 1,
   toolCalls: 0,
   formatErrors: 0,
@@ -65,6 +68,24 @@ describe('summarizeEval', () => {
     expect(summary.avgAtK).toEqual({ k: 2, value: 0.75 });
     expect(summary.meanSteps).toBe(1.5);
     expect(summary.meanToolCalls).toBe(0.5);
+  });
+
+  it("reports the rule checker's score with mean F1, and the judge's over the runs it could read", () => {
+    const qa = { ...settings(1), data: { ...settings(1).data, benchmark: 'hotpotqa' as const }, judge: 'openai:gpt-4o' };
+    const verdict = (correct: boolean | null) => ({ mode: 'direct' as const, correct, analysis: 'scripted', extractedOption: null });
+    const records = [
+      { ...record('a', 0, true), f1: 1, judge: verdict(true) },
+      { ...record('b', 0, false), f1: 0.5, judge: verdict(true) },
+      { ...record('c', 0, false), f1: 0, judge: verdict(null) },
+    ];
+    const summary = summarizeEval(qa, ['a', 'b', 'c'], records, []);
+    expect(summary.benchmark).toBe('hotpotqa');
+    expect(summary.scores.deterministic).toMatchObject({ checker: 'exact_match_f1', correct: 1, total: 3, f1: 0.5 });
+    const interval = wilsonInterval(2, 2);
+    expect(summary.scores.judge).toEqual({ model: 'openai:gpt-4o', accuracy: 1, ci95: [interval.lower, interval.upper], correct: 2, judged: 2, failed: 1 });
+    expect(formatEvalSummary(summary)).toContain('accuracy 0.333 (1/3, 95% CI');
+    expect(formatEvalSummary(summary)).toContain('F1 0.500, judge 1.000 (2/2, 1 unreadable)');
+    expect(summarizeEval(settings(1), ['a'], [record('a', 0, true)], []).scores).toMatchObject({ deterministic: { checker: 'by_item', f1: null }, judge: null });
   });
 
   it('leaves pass@k out with one sample', () => {

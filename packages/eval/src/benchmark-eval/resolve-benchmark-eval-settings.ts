@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { AgentFlowError, describeValue, formatZodIssues } from '@agentflow/core';
+import { type AgentFlowBenchmarkName, resolveBenchmarkData } from '../datasets/agentflow-benchmarks';
 import {
   BENCHMARK_EVAL_DEFAULTS,
   type BenchmarkEvalSettings,
@@ -18,16 +19,26 @@ export interface BenchmarkEvalSettingsInput {
   /** Default `full` (LLMs). */
   template?: BenchmarkEvalSettings['template'];
   data: {
-    /** The benchmark file; made absolute. */
+    /** The benchmark file, made absolute, or one of the ten names (`bamboogle`), found in `datasetsDir` (`resolveBenchmarkData`). */
     path: string;
     /** Default: by extension (.json agentflow-json, .csv aime-csv, .jsonl jsonl). */
     format?: DatasetFormat;
     years?: readonly [number, number] | null;
     limit?: number | null;
     fields?: Readonly<Record<string, string>> | null;
+    /**
+     * Which of the ten benchmarks the file is; default: the one its name says (`bamboogle.json`,
+     * `bamboogle/data/data.json`, or the name itself) when neither `fields` nor another format is
+     * given; null: none.
+     */
+    benchmark?: AgentFlowBenchmarkName | null;
   };
+  /** The folder a benchmark name is looked up in; default `$AGENTFLOW_DATASETS`, else `./datasets`. */
+  datasetsDir?: string;
   /** Names the fixed verifier and generator; default null (none). */
   fixedModules?: string | null;
+  /** Names the LLM judge scoring every run beside the rule checker; default null (none). */
+  judge?: string | null;
   /** Default true. */
   python?: boolean;
   samples?: number;
@@ -70,25 +81,40 @@ export function datasetFormatOf(path: string): DatasetFormat {
 }
 
 /**
- * The full settings of an eval: the defaults filled in (BENCHMARK_EVAL_DEFAULTS), paths made
- * absolute, the data file hashed afresh (so a resume notices an edited file), then checked
- * against the schema (INVALID_ARGUMENT names each wrong key).
+ * The full settings of an eval: the defaults filled in (BENCHMARK_EVAL_DEFAULTS), a benchmark
+ * name looked up in the datasets folder and paths made absolute, the benchmark told by the
+ * file's name, the data file hashed afresh (so a resume notices an edited file), then checked
+ * against the schema (INVALID_ARGUMENT names each wrong key; a benchmark with a field mapping
+ * or another format is refused).
  */
 export function resolveBenchmarkEvalSettings(input: BenchmarkEvalSettingsInput): BenchmarkEvalSettings {
   const samples = input.samples ?? BENCHMARK_EVAL_DEFAULTS.samples;
-  const path = resolve(input.data.path);
+  const named = resolveBenchmarkData(input.data.path, input.datasetsDir === undefined ? {} : { datasetsDir: input.datasetsDir });
+  const path = named.path;
+  const format = input.data.format ?? datasetFormatOf(path);
+  const fields = input.data.fields ?? null;
+  const benchmark = input.data.benchmark !== undefined ? input.data.benchmark : fields === null && format === 'agentflow-json' ? named.benchmark : null;
+  if (benchmark !== null && (fields !== null || format !== 'agentflow-json')) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `${path}: the benchmark ${benchmark} is read with its own fields as agentflow-json; ${fields !== null ? 'leave the field mapping (--fields) out' : `format ${format} does not fit`}, or read the file as no benchmark.`,
+      details: { path, benchmark },
+    });
+  }
   const parsed = benchmarkEvalSettingsSchema.safeParse({
     planner: input.planner,
     template: input.template ?? 'full',
     data: {
       path,
-      format: input.data.format ?? datasetFormatOf(path),
+      format,
       sha256: benchmarkFileSha256(path),
       years: input.data.years ?? null,
       limit: input.data.limit ?? null,
-      fields: input.data.fields ?? null,
+      fields,
+      benchmark,
     },
     fixedModules: input.fixedModules ?? null,
+    judge: input.judge ?? null,
     python: input.python ?? true,
     samples,
     maxSteps: input.maxSteps ?? BENCHMARK_EVAL_DEFAULTS.maxSteps,

@@ -110,6 +110,38 @@ describe('runBenchmarkEval', () => {
     expect(planner.requests.some((request) => request.messages.some((message) => message.content.includes(ITEMS[0]!.question)))).toBe(false);
   });
 
+  it('scores with the judge the settings name, and stops on a judge that fails for good without recording the run', async () => {
+    const { work, settings } = setup();
+    const judged = { ...settings, samples: 1, judge: 'scripted-judge' };
+    const verdicts: string[] = [];
+    const judge = (failOn?: string): LanguageModel => ({
+      specificationVersion: 'v1',
+      provider: 'scripted',
+      modelId: 'judge',
+      async chat(request) {
+        const prompt = request.messages.map((message) => message.content).join('\n');
+        const response = /Model response: (.*)/.exec(prompt)?.[1] ?? '';
+        verdicts.push(response);
+        if (response === failOn) throw new AgentFlowError({ code: 'RUNTIME_ERROR', message: 'the judge is gone.' });
+        return { text: JSON.stringify({ analysis: 'scripted', true_false: response !== '9' }), finishReason: 'stop', model: 'judge' };
+      },
+    });
+    const root = join(work, 'judged');
+    const models = (failOn?: string) => async (): Promise<BenchmarkEvalModels> => ({ planner: scriptedPlanner(), actionSchemaStyle: 'flat', judge: judge(failOn) });
+    // The judge fails on c's answer (7): a and b are recorded, c is not, and the eval stops with the judge's error.
+    await expect(runBenchmarkEval({ root, settings: judged, openModels: models('7'), concurrency: 1 })).rejects.toThrow('The judge failed: the judge is gone. 2 of 3 runs are recorded');
+    expect(readJsonl<EvalRecord>(join(root, 'eval.jsonl')).map((record) => [record.itemId, record.judge?.correct])).toEqual([
+      ['a', true],
+      ['b', false],
+    ]);
+    const { summary } = await runBenchmarkEval({ root, settings: judged, openModels: models(), concurrency: 1 });
+    expect(summary.scores.judge).toMatchObject({ model: 'scripted-judge', correct: 2, judged: 3, failed: 0 });
+    expect(verdicts).toEqual(['5', '9', '7', '7']);
+    await expect(runBenchmarkEval({ root: join(work, 'no-judge'), settings: judged, openModels: modelsOf(scriptedPlanner()) })).rejects.toThrow(
+      'The settings name judge "scripted-judge" but the models lack a judge',
+    );
+  });
+
   it('refuses a folder that holds other files, and a fixed-modules name without the model', async () => {
     const { work, settings } = setup();
     const used = join(work, 'used');

@@ -2,13 +2,13 @@ import { AgentFlowError, appendJsonl, createRandom, type RunEvent, type Tool, ty
 import { createPythonTool, type PythonTool } from '@agentflow/executor';
 import { type CrossTaskMemory, createCrossTaskMemory } from '@agentflow/flow';
 import { createSqliteMemoryStore } from '@agentflow/memory';
-import { createAnswerChecker } from '../answers/check-answer';
-import type { BenchmarkItem } from '../datasets/benchmark-item';
+import { type BenchmarkItem, stripAnswerInstruction } from '../datasets/benchmark-item';
 import { loadDataset } from '../datasets/load-dataset';
 import { BENCHMARK_EVAL_DEFAULTS, type BenchmarkEvalSettings } from './benchmark-eval-settings';
-import { type BenchmarkEvalAgent, type BenchmarkEvalModels, type BenchmarkEvalRun, createBenchmarkEvalAgent } from './eval-agent';
+import { type BenchmarkEvalAgent, type BenchmarkEvalModels, type BenchmarkEvalRun, createBenchmarkEvalAgent, watched } from './eval-agent';
 import { defaultResumeCommand, type EvalDirectory, type EvalDirectoryWording, openEvalDirectory, readEvalRecords, readEvalTrajectories } from './eval-directory';
 import { type EvalRecord, evalRecordOf, evalRunKey } from './eval-record';
+import { createEvalScorer, type EvalScorer } from './eval-scorer';
 import { type EvalSummary, summarizeEval } from './eval-summary';
 
 export interface RunBenchmarkEvalSettings {
@@ -55,6 +55,7 @@ function loadItems(settings: BenchmarkEvalSettings): BenchmarkItem[] {
     ...(data.years ? { years: data.years } : {}),
     ...(data.limit === null ? {} : { limit: data.limit }),
     ...(data.fields ? { fields: data.fields } : {}),
+    ...(data.benchmark ? { benchmark: data.benchmark } : {}),
   });
   if (items.length === 0) {
     throw new AgentFlowError({
@@ -108,7 +109,8 @@ function pendingRuns(items: readonly BenchmarkItem[], settings: BenchmarkEvalSet
       Array.from({ length: settings.samples }, (_, sample) => ({
         item,
         sample,
-        question: item.question,
+        // The file's prompt (a multiple-choice item's options, Game of 24's task) without its answer-tag instruction: the agent answers by finishing.
+        question: stripAnswerInstruction(item.prompt),
         itemId: item.id,
         trajectoryId: `eval-${item.id}-${sample}`,
         // Per run, not per position: the same run gets the same seed whatever else is recorded.
@@ -137,11 +139,25 @@ async function runPending(
   await Promise.all(Array.from({ length: Math.min(settings.concurrency, pending.length) }, worker));
 }
 
-/** The agent over the opened models; the models are released if it cannot be made. */
-async function openAgent(run: RunBenchmarkEvalSettings, tools: readonly Tool[], memory: CrossTaskMemory | undefined, onModelFailure: (role: string, error: unknown) => void) {
+/** The agent over the opened models, and the scorer with the judge; the models are released if they cannot be made. */
+async function openAgent(
+  run: RunBenchmarkEvalSettings,
+  tools: readonly Tool[],
+  memory: CrossTaskMemory | undefined,
+  onModelFailure: (role: string, error: unknown) => void,
+): Promise<{ agent: BenchmarkEvalAgent; scorer: EvalScorer }> {
   const models = await run.openModels(run.settings);
   try {
-    return createBenchmarkEvalAgent({ settings: run.settings, models, tools, ...(memory ? { memory } : {}), onModelFailure });
+    if ((run.settings.judge === null) !== (models.judge === undefined)) {
+      throw new AgentFlowError({
+        code: 'INVALID_ARGUMENT',
+        message: `The settings name judge ${JSON.stringify(run.settings.judge)} but the models ${models.judge ? 'have' : 'lack'} a judge; open one exactly when judge is set.`,
+        details: { judge: run.settings.judge },
+      });
+    }
+    const agent = createBenchmarkEvalAgent({ settings: run.settings, models, tools, ...(memory ? { memory } : {}), onModelFailure });
+    const judge = models.judge ? watched(models.judge, (error) => onModelFailure('judge', error)) : undefined;
+    return { agent, scorer: createEvalScorer(run.settings, judge) };
   } catch (error) {
     await models.release?.();
     throw error;
@@ -175,7 +191,7 @@ export async function runBenchmarkEval(run: RunBenchmarkEvalSettings): Promise<B
   let memory: CrossTaskMemory | undefined;
   try {
     memory = pending.length > 0 ? openMemory(settings) : undefined;
-    const agent =
+    const opened =
       pending.length === 0
         ? undefined
         : await openAgent(run, tools, memory, (role, error) => {
@@ -186,14 +202,23 @@ export async function runBenchmarkEval(run: RunBenchmarkEvalSettings): Promise<B
     emit({ type: 'stage-start', stage: BENCHMARK_EVAL_STAGE, total });
     if (resumed) emit({ type: 'log', level: 'info', message: `Resuming ${directory.root}: ${completed} of ${total} runs recorded.` });
     if (completed > 0) progress();
-    if (agent) {
-      const checker = createAnswerChecker();
+    if (opened) {
+      const { agent, scorer } = opened;
       try {
         await runPending(pending, agent, {
           concurrency: run.concurrency ?? BENCHMARK_EVAL_DEFAULTS.concurrency,
           signal,
           onFinished: async (job, trajectory) => {
-            const record = evalRecordOf(job, trajectory, await checker.check(trajectory.answer ?? '', job.item), now());
+            let score: Awaited<ReturnType<EvalScorer['score']>>;
+            try {
+              score = await scorer.score(trajectory.answer, job.item, signal);
+            } catch (error) {
+              // The judge failed for good (the eval stops with its error) or the eval was interrupted: not a result.
+              if (signal.aborted) return;
+              throw error;
+            }
+            if (signal.aborted) return;
+            const record = evalRecordOf(job, trajectory, score.check, now(), score.judge);
             // Before the record: a run killed in between is run again, and keeping it again replaces it.
             if (record.correct) await memory?.remember(trajectory, 1);
             appendJsonl(directory.trajectories, [trajectory]);

@@ -14,6 +14,8 @@ export interface BenchmarkItem {
   numbers?: number[];
   /** Answer options of a multiple-choice item, in order (A, B, C...). */
   choices?: string[];
+  /** Multiple choice: the position of the right option in `choices` (0 is A), when the loader resolved it (the AgentFlow benchmarks' do). */
+  answerIndex?: number;
   /** Year of the problem when the id or a field says so (AIME ids start with it). */
   year?: number;
   /** Every other field of the record, untouched. */

@@ -89,17 +89,40 @@ export function mapRecord(
   return item;
 }
 
-/** Throws when two items share an id: dedup reports and splits are keyed by id. */
+/**
+ * What a loader does with an id that appears more than once: `refuse` (the default: a typo in
+ * a file of your own), or `by-position` for a published file whose ids repeat (AgentFlow's
+ * medqa.json repeats 100 of its 300 pids, on other questions): the first item keeps its id, and
+ * each later one becomes `ID@POSITION` (its 0-based position in the file, as AgentFlow's
+ * `solve.py --index` counts), with the file's id kept in `metadata.fileId`.
+ */
+export type DuplicateIdPolicy = 'refuse' | 'by-position';
+
+/** Throws when two items share an id: dedup reports, splits and eval records are keyed by id. */
 export function assertUniqueIds(items: readonly BenchmarkItem[], source: string): void {
   const seen = new Set<string>();
   for (const item of items) {
     if (seen.has(item.id)) {
       throw new AgentFlowError({
         code: 'SCHEMA_VALIDATION',
-        message: `${source}: id ${describeValue(item.id)} appears more than once; ids must be unique.`,
+        message: `${source}: id ${describeValue(item.id)} appears more than once; ids must be unique (a published file whose ids repeat can be read with duplicateIds 'by-position').`,
         details: { source, id: item.id },
       });
     }
     seen.add(item.id);
   }
+}
+
+/** The items with unique ids under `policy` (see {@link DuplicateIdPolicy}); throws when they still repeat. */
+export function withUniqueIds(items: BenchmarkItem[], source: string, policy: DuplicateIdPolicy = 'refuse'): BenchmarkItem[] {
+  if (policy === 'by-position') {
+    const seen = new Set<string>();
+    items = items.map((item, position) => {
+      const repeated = seen.has(item.id);
+      seen.add(item.id);
+      return repeated ? { ...item, id: `${item.id}@${position}`, metadata: { ...item.metadata, fileId: item.id } } : item;
+    });
+  }
+  assertUniqueIds(items, source);
+  return items;
 }

@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
 import { AgentFlowError, describeValue, findJsonDepthExcess, formatByteCount } from '@agentflow/core';
 import type { BenchmarkItem } from './benchmark-item';
-import { assertUniqueIds, type FieldMapping, fieldMappingSchema, mapRecord } from './field-mapping';
+import { type DuplicateIdPolicy, type FieldMapping, fieldMappingSchema, mapRecord, withUniqueIds } from './field-mapping';
 import { parseCsvRecords } from './parse-csv';
 import { type DatasetReadLimits, readDatasetText, resolveDatasetReadLimits } from './read-dataset-file';
 
@@ -34,18 +34,27 @@ function parseMapping(mapping: FieldMapping | undefined, fallback: FieldMapping)
   return parsed.data;
 }
 
-function mapAll(records: unknown[], mapping: FieldMapping | undefined, fallback: FieldMapping, source: string): BenchmarkItem[] {
+function mapAll(records: unknown[], mapping: FieldMapping | undefined, fallback: FieldMapping, source: string, duplicateIds: DuplicateIdPolicy): BenchmarkItem[] {
   const parsed = parseMapping(mapping, fallback);
-  const items = records.map((record, index) => mapRecord(record, parsed, source, index));
-  assertUniqueIds(items, source);
-  return items;
+  return withUniqueIds(
+    records.map((record, index) => mapRecord(record, parsed, source, index)),
+    source,
+    duplicateIds,
+  );
 }
 
 /**
  * Parses AgentFlow benchmark JSON text: an array of records with `pid`, `question`, `answer`,
  * `query`. Text nested deeper than `limits.maxDepth` (the array counts) is refused unparsed.
+ * A repeated id is refused unless `duplicateIds` is `by-position` ({@link DuplicateIdPolicy}).
  */
-export function parseAgentFlowJson(text: string, source = 'JSON', fields?: FieldMapping, limits?: DatasetReadLimits): BenchmarkItem[] {
+export function parseAgentFlowJson(
+  text: string,
+  source = 'JSON',
+  fields?: FieldMapping,
+  limits?: DatasetReadLimits,
+  duplicateIds: DuplicateIdPolicy = 'refuse',
+): BenchmarkItem[] {
   checkDepth(text, source, resolveDatasetReadLimits(limits).maxDepth);
   let value: unknown;
   try {
@@ -59,29 +68,29 @@ export function parseAgentFlowJson(text: string, source = 'JSON', fields?: Field
       message: `${source}: expected a JSON array of problems, got ${describeValue(value)}.`,
     });
   }
-  return mapAll(value, fields, AGENTFLOW_JSON_FIELDS, source);
+  return mapAll(value, fields, AGENTFLOW_JSON_FIELDS, source, duplicateIds);
 }
 
 /**
  * Loads AgentFlow benchmark JSON (aime24.json, amc23.json, gameof24.json...), read as
  * `readDatasetText` reads it: a regular file, at most `limits.maxBytes`, UTF-8.
  */
-export function loadAgentFlowJson(path: string, fields?: FieldMapping, limits?: DatasetReadLimits): BenchmarkItem[] {
+export function loadAgentFlowJson(path: string, fields?: FieldMapping, limits?: DatasetReadLimits, duplicateIds: DuplicateIdPolicy = 'refuse'): BenchmarkItem[] {
   const resolved = resolveDatasetReadLimits(limits);
-  return parseAgentFlowJson(readDatasetText(path, resolved), path, fields, resolved);
+  return parseAgentFlowJson(readDatasetText(path, resolved), path, fields, resolved, duplicateIds);
 }
 
 /** Parses CSV text with a header row; the default fields are the AIME CSV's. */
-export function parseCsvBenchmark(text: string, source = 'CSV', fields?: FieldMapping): BenchmarkItem[] {
-  return mapAll(parseCsvRecords(text, source), fields, AIME_CSV_FIELDS, source);
+export function parseCsvBenchmark(text: string, source = 'CSV', fields?: FieldMapping, duplicateIds: DuplicateIdPolicy = 'refuse'): BenchmarkItem[] {
+  return mapAll(parseCsvRecords(text, source), fields, AIME_CSV_FIELDS, source, duplicateIds);
 }
 
 /**
  * Loads a CSV benchmark such as `aime_1983_2024.csv`; each item's `year` comes from its id.
  * Read as `readDatasetText` reads it: a regular file, at most `limits.maxBytes`, UTF-8.
  */
-export function loadCsvBenchmark(path: string, fields?: FieldMapping, limits?: DatasetReadLimits): BenchmarkItem[] {
-  return parseCsvBenchmark(readDatasetText(path, resolveDatasetReadLimits(limits)), path, fields);
+export function loadCsvBenchmark(path: string, fields?: FieldMapping, limits?: DatasetReadLimits, duplicateIds: DuplicateIdPolicy = 'refuse'): BenchmarkItem[] {
+  return parseCsvBenchmark(readDatasetText(path, resolveDatasetReadLimits(limits)), path, fields, duplicateIds);
 }
 
 /**
@@ -90,7 +99,13 @@ export function loadCsvBenchmark(path: string, fields?: FieldMapping, limits?: D
  * UTF-8 and nested at most `limits.maxDepth` deep; a line past either is a PARSE_ERROR naming
  * `source`, the line and the limit.
  */
-export function parseJsonlBenchmark(text: string, source = 'JSONL', fields?: FieldMapping, limits?: DatasetReadLimits): BenchmarkItem[] {
+export function parseJsonlBenchmark(
+  text: string,
+  source = 'JSONL',
+  fields?: FieldMapping,
+  limits?: DatasetReadLimits,
+  duplicateIds: DuplicateIdPolicy = 'refuse',
+): BenchmarkItem[] {
   const { maxLineBytes, maxDepth } = resolveDatasetReadLimits(limits);
   const records: unknown[] = [];
   let start = 0;
@@ -120,33 +135,34 @@ export function parseJsonlBenchmark(text: string, source = 'JSONL', fields?: Fie
       });
     }
   }
-  return mapAll(records, fields, { id: 'id', question: 'question', answer: 'answer' }, source);
+  return mapAll(records, fields, { id: 'id', question: 'question', answer: 'answer' }, source, duplicateIds);
 }
 
 /**
  * Loads a JSON-lines benchmark with a field mapping, read as `readDatasetText` reads it (a
  * regular file, at most `limits.maxBytes`, UTF-8), each line checked as `parseJsonlBenchmark` does.
  */
-export function loadJsonlBenchmark(path: string, fields?: FieldMapping, limits?: DatasetReadLimits): BenchmarkItem[] {
+export function loadJsonlBenchmark(path: string, fields?: FieldMapping, limits?: DatasetReadLimits, duplicateIds: DuplicateIdPolicy = 'refuse'): BenchmarkItem[] {
   const resolved = resolveDatasetReadLimits(limits);
-  return parseJsonlBenchmark(readDatasetText(path, resolved), path, fields, resolved);
+  return parseJsonlBenchmark(readDatasetText(path, resolved), path, fields, resolved, duplicateIds);
 }
 
 /**
  * Loads any supported file by its extension: `.csv` (AIME CSV fields), `.json` (AgentFlow
- * JSON fields), `.jsonl` (`id`, `question`, `answer`). Pass `fields` to map other names, and
- * `limits` to change what the file is checked against before it is parsed.
+ * JSON fields), `.jsonl` (`id`, `question`, `answer`). Pass `fields` to map other names,
+ * `limits` to change what the file is checked against before it is parsed, and `duplicateIds`
+ * for a file whose ids repeat.
  */
-export function loadBenchmark(path: string, fields?: FieldMapping, limits?: DatasetReadLimits): BenchmarkItem[] {
+export function loadBenchmark(path: string, fields?: FieldMapping, limits?: DatasetReadLimits, duplicateIds: DuplicateIdPolicy = 'refuse'): BenchmarkItem[] {
   const extension = extname(path).toLowerCase();
   switch (extension) {
     case '.csv':
-      return loadCsvBenchmark(path, fields, limits);
+      return loadCsvBenchmark(path, fields, limits, duplicateIds);
     case '.json':
-      return loadAgentFlowJson(path, fields, limits);
+      return loadAgentFlowJson(path, fields, limits, duplicateIds);
     case '.jsonl':
     case '.ndjson':
-      return loadJsonlBenchmark(path, fields, limits);
+      return loadJsonlBenchmark(path, fields, limits, duplicateIds);
     default:
       throw new AgentFlowError({
         code: 'INVALID_ARGUMENT',

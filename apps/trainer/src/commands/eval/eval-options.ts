@@ -7,11 +7,13 @@ export interface EvalCommandOptions {
   json?: boolean;
   planner?: string;
   data?: string;
+  datasetsDir?: string;
   format?: string;
   years?: string;
   limit?: string;
   fields?: string;
   fixedModules?: string;
+  judge?: string;
   python?: boolean;
   samples?: string;
   maxSteps?: string;
@@ -33,11 +35,13 @@ export interface EvalCommandOptions {
 export const BENCHMARK_OPTIONS = {
   planner: '--planner',
   data: '--data',
+  datasetsDir: '--datasets-dir',
   format: '--format',
   years: '--years',
   limit: '--limit',
   fields: '--fields',
   fixedModules: '--fixed-modules',
+  judge: '--judge',
   python: '--no-python',
   samples: '--samples',
   maxSteps: '--max-steps',

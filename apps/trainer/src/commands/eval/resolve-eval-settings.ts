@@ -1,6 +1,13 @@
 import { resolve } from 'node:path';
 import { AgentFlowError, formatZodIssues } from '@agentflow/core';
-import { type BenchmarkEvalSettings, parseDatasetFormat, parseFieldMapping, parseYearRange, resolveBenchmarkEvalSettings } from '@agentflow/eval';
+import {
+  type BenchmarkEvalSettings,
+  parseDatasetFormat,
+  parseFieldMapping,
+  parseYearRange,
+  resolveBenchmarkData,
+  resolveBenchmarkEvalSettings,
+} from '@agentflow/eval';
 import { parseChatModelSpec, parsePlannerSpec } from '@agentflow/llm';
 import type { BenchmarkOptions } from './eval-options';
 import { EVAL_DEFAULTS, type EvalConnection, evalConnectionSchema } from './eval-settings';
@@ -42,7 +49,12 @@ function memoryOf(given: BenchmarkOptions, base?: BenchmarkEvalSettings): Benchm
  */
 export function resolveEvalSettings(given: BenchmarkOptions, base?: BenchmarkEvalSettings): BenchmarkEvalSettings {
   const plannerText = given.planner ?? base?.planner;
-  const dataPath = given.data === undefined ? base?.data.path : resolve(given.data);
+  // --data NAME is that benchmark's file in --datasets-dir; a path whose name is a benchmark's is that benchmark.
+  const data =
+    given.data === undefined
+      ? base && { path: base.data.path, benchmark: base.data.benchmark }
+      : resolveBenchmarkData(given.data, given.datasetsDir === undefined ? {} : { datasetsDir: given.datasetsDir });
+  const dataPath = data?.path;
   if (plannerText === undefined || dataPath === undefined) {
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
@@ -52,6 +64,8 @@ export function resolveEvalSettings(given: BenchmarkOptions, base?: BenchmarkEva
   const planner = normalizePlanner(plannerText);
   const fixedModules = given.fixedModules ?? base?.fixedModules ?? null;
   if (fixedModules !== null) parseChatModelSpec('--fixed-modules', fixedModules);
+  const judge = given.judge ?? base?.judge ?? null;
+  if (judge !== null) parseChatModelSpec('--judge', judge);
   const byPlanner = parsePlannerSpec(planner).kind === 'local' ? 'compact' : 'full';
   return resolveBenchmarkEvalSettings({
     planner,
@@ -62,8 +76,11 @@ export function resolveEvalSettings(given: BenchmarkOptions, base?: BenchmarkEva
       years: parsedOr(given.years, (text) => parseYearRange(text), base?.data.years),
       limit: parsedOr(given.limit, (text) => parsePositiveInteger('--limit', text), base?.data.limit),
       fields: parsedOr(given.fields, (text) => parseFieldMapping(text), base?.data.fields),
+      // A resume keeps the recorded benchmark; a --data given is told by its name (unless --format or --fields say otherwise).
+      ...(given.data === undefined && data ? { benchmark: data.benchmark } : {}),
     },
     fixedModules,
+    judge,
     python: given.python ?? base?.python,
     samples: parsedOr(given.samples, (text) => parsePositiveInteger('--samples', text), base?.samples),
     maxSteps: parsedOr(given.maxSteps, (text) => parsePositiveInteger('--max-steps', text), base?.maxSteps),
