@@ -1,8 +1,12 @@
-"""PyTorch eager side of bench/pytorch-compare.mjs: a small Qwen3 forward written from the
-architecture (RMSNorm, q/k norm, RoPE, grouped-query attention, SwiGLU, tied or untied head) with
-LoRA on the linear layers, reading the same Hugging Face folder (D/model: one model.safetensors, or
-the shards model.safetensors.index.json names) and PEFT adapter (D/adapter) as AgentFlow. Also the
-independent reader of src/weights/pytorch-reference.test.ts.
+"""PyTorch eager side of bench/pytorch-compare.mjs: a small decoder forward written from the
+architectures (RMSNorm, RoPE, grouped-query attention, SwiGLU, tied or untied head) with LoRA on the
+linear layers, reading the same Hugging Face folder (D/model: one model.safetensors, or the shards
+model.safetensors.index.json names) and PEFT adapter (D/adapter) as AgentFlow. The family is
+config.json's model_type, as transformers picks it: qwen3 (q/k RMS norm per head; the default),
+qwen2 (biases on q/k/v, none on o) or llama (q/k/v/o biases with attention_bias, gate/up/down
+biases with mlp_bias); Qwen3's attention_bias likewise. RoPE's inverse frequencies are scaled as
+rope_scaling says (default, linear, llama3), written from transformers' modeling_rope_utils. Also
+the independent reader of src/weights/pytorch-reference.test.ts and pytorch-families.test.ts.
 
 Tasks:
   lora      one forward+backward of the weighted completion NLL; gradients of the LoRA matrices only
@@ -25,6 +29,7 @@ START = time.perf_counter()
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import os  # noqa: E402
 import struct  # noqa: E402
 
@@ -90,6 +95,45 @@ def write_safetensors(path, tensors):
         handle.write(struct.pack("<Q", len(encoded)) + encoded + b"".join(chunks))
 
 
+def model_type(config):
+    """The family transformers would load: model_type, else qwen3 (this script's first and default family)."""
+    return config.get("model_type", "qwen3")
+
+
+def biased_modules(config):
+    """Linear modules whose nn.Linear has bias=True, as each family's modeling file builds them."""
+    family = model_type(config)
+    if family == "qwen2":
+        return {"q_proj", "k_proj", "v_proj"}
+    modules = {"q_proj", "k_proj", "v_proj", "o_proj"} if config.get("attention_bias", False) else set()
+    if family == "llama" and config.get("mlp_bias", False):
+        modules |= {"gate_proj", "up_proj", "down_proj"}
+    return modules
+
+
+def rope_inverse_frequencies(config, head_dim):
+    """transformers' _compute_default_rope_parameters, _compute_linear_scaling_rope_parameters and
+    _compute_llama3_parameters, in float32 as they compute it."""
+    inv_freq = 1.0 / (config["rope_theta"] ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
+    scaling = config.get("rope_scaling") or {}
+    rope_type = scaling.get("rope_type", scaling.get("type", "default"))
+    if rope_type == "default":
+        return inv_freq
+    if rope_type == "linear":
+        return inv_freq / scaling["factor"]
+    if rope_type == "llama3":
+        factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+        old_context = scaling["original_max_position_embeddings"]
+        low_freq_wavelen, high_freq_wavelen = old_context / low, old_context / high
+        wavelen = 2 * math.pi / inv_freq
+        scaled = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+        smooth = (old_context / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+        return torch.where(medium, smoothed, scaled)
+    raise SystemExit(f"rope_scaling type {rope_type!r} is not implemented here")
+
+
 def rms_norm(x, weight, eps):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
 
@@ -99,18 +143,20 @@ def rotate_half(x):
     return torch.cat((-second, first), dim=-1)
 
 
-class Qwen3:
+class Decoder:
     """The decoder as plain functions over a dict of HF-named weights."""
 
     def __init__(self, config, weights, lora=None, lora_scale=0.0):
         self.config, self.weights, self.lora, self.lora_scale = config, weights, lora or {}, lora_scale
         self.head = weights.get("lm_head.weight", weights["model.embed_tokens.weight"])
-        head_dim = config["head_dim"]
-        self.inv_freq = 1.0 / (config["rope_theta"] ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
+        self.head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+        self.inv_freq = rope_inverse_frequencies(config, self.head_dim)
+        self.biased = biased_modules(config)
+        self.query_key_norm = model_type(config) == "qwen3"
 
     def linear(self, x, layer, module):
         path = f"model.layers.{layer}.{LINEARS[module]}.{module}"
-        y = F.linear(x, self.weights[path + ".weight"])
+        y = F.linear(x, self.weights[path + ".weight"], self.weights[path + ".bias"] if module in self.biased else None)
         adapter = self.lora.get(path)
         if adapter is not None:
             y = y + self.lora_scale * F.linear(F.linear(x, adapter[0]), adapter[1])
@@ -118,7 +164,8 @@ class Qwen3:
 
     def hidden(self, input_ids, attention_mask, position_ids):
         c, w = self.config, self.weights
-        eps, heads, kv_heads, head_dim = c["rms_norm_eps"], c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
+        eps, heads, head_dim = c["rms_norm_eps"], c["num_attention_heads"], self.head_dim
+        kv_heads = c.get("num_key_value_heads") or heads
         batch, sequence = input_ids.shape
         angles = position_ids[:, :, None].float() * self.inv_freq
         doubled = torch.cat((angles, angles), dim=-1)[:, None]  # [batch, 1, sequence, head_dim]
@@ -130,8 +177,11 @@ class Qwen3:
         for layer in range(c["num_hidden_layers"]):
             prefix = f"model.layers.{layer}"
             h = rms_norm(x, w[prefix + ".input_layernorm.weight"], eps)
-            q = rms_norm(self.linear(h, layer, "q_proj").view(batch, sequence, heads, head_dim), w[prefix + ".self_attn.q_norm.weight"], eps)
-            k = rms_norm(self.linear(h, layer, "k_proj").view(batch, sequence, kv_heads, head_dim), w[prefix + ".self_attn.k_norm.weight"], eps)
+            q = self.linear(h, layer, "q_proj").view(batch, sequence, heads, head_dim)
+            k = self.linear(h, layer, "k_proj").view(batch, sequence, kv_heads, head_dim)
+            if self.query_key_norm:
+                q = rms_norm(q, w[prefix + ".self_attn.q_norm.weight"], eps)
+                k = rms_norm(k, w[prefix + ".self_attn.k_norm.weight"], eps)
             v = self.linear(h, layer, "v_proj").view(batch, sequence, kv_heads, head_dim).transpose(1, 2)
             q, k = q.transpose(1, 2), k.transpose(1, 2)
             q = q * cos + rotate_half(q) * sin
@@ -243,7 +293,7 @@ def main():
         # Parameters over the weights' own storage (no copy); the tied head is the embedding's.
         weights = {name: torch.nn.Parameter(tensor) for name, tensor in weights.items()}
         optimizer = full_parameter_adamw(weights, load_adamw(args.dir))
-    model = Qwen3(config, weights, lora, scale)
+    model = Decoder(config, weights, lora, scale)
     loaded = time.perf_counter()
     steps, result, dump = [], None, {}
     for step in range(args.steps):

@@ -1,14 +1,34 @@
 /**
- * @agentflow/models: the Qwen3 causal LM on @agentflow/tensor's ONNX graph engine.
- * Configs and weights from Hugging Face folders, tokenizers through @huggingface/transformers,
+ * @agentflow/models: decoder causal LMs (Qwen2/Qwen2.5, Qwen3, Llama 3.x) on @agentflow/tensor's
+ * ONNX graph engine. Configs and weights from Hugging Face folders, tokenizers through @huggingface/transformers,
  * batched log-probs, KV-cached generation, JSON-schema-constrained decoding, LoRA in the PEFT
  * layout with a pluggable training objective, a scalar head, and the `TrainablePolicy` of core.
  */
 
-/** Qwen3 config.json parsing, validation and the reverse mapping. */
-export { loadQwen3Config, parseQwen3Config, QWEN3_BOUNDS, qwen3HfConfigSchema, toHfConfig, type Qwen3Config } from './config/qwen3-config';
-/** The shape rules of a Qwen3 decoder (whole heads, even head width, grouped kv heads) as issues, for a caller's own config schema. */
+/** config.json of any supported family (Qwen2/Qwen2.5, Qwen3, Llama 3.x, by model_type): parsing, bounds, validation and the reverse mapping. */
 export {
+  type DecoderConfig,
+  decoderArchitectureOf,
+  decoderHfConfigSchema,
+  loadDecoderConfig,
+  parseDecoderConfig,
+} from './config/decoder-config';
+/** The families and what differs between them (biases, q/k norm, defaults); RoPE scaling (default, linear, llama3). */
+export {
+  biasedModules,
+  DECODER_ARCHITECTURES,
+  type DecoderArchitecture,
+  type DecoderArchitectureInfo,
+  type DecoderLayerFeatures,
+  hasQueryKeyNorm,
+} from './config/decoder-architecture';
+export { ropeInverseFrequencies, type RopeScaling, SUPPORTED_ROPE_TYPES } from './config/rope-scaling';
+/** The first names of the config's API, from when Qwen3 was the only family: each is the decoder's, for every family. */
+export { loadQwen3Config, parseQwen3Config, QWEN3_BOUNDS, qwen3HfConfigSchema, toHfConfig, type Qwen3Config } from './config/qwen3-config';
+/** The shape rules of a decoder layer, every family (whole heads, even head width, grouped kv heads) as issues, for a caller's own config schema. */
+export {
+  DECODER_BOUNDS,
+  type DecoderLayerShape,
   QWEN3_HF_SHAPE_KEYS,
   qwen3HeadDim,
   qwen3ShapeIssues,
@@ -16,7 +36,7 @@ export {
   type Qwen3ShapeIssue,
   type Qwen3ShapeKeys,
 } from './config/qwen3-config';
-/** Built-in model shapes (`tiny`, `qwen3-0.6b-shape`, `qwen3-8b-shape`, `tiny-qwen3-vocab`). */
+/** Built-in model shapes (`tiny`, `qwen3-0.6b-shape`, `qwen3-8b-shape`, `tiny-qwen3-vocab`; `tiny-qwen2`, `tiny-llama`, `qwen2.5-7b-shape`, `llama3.1-8b-shape`, `tiny-qwen2.5-vocab`, `tiny-llama3.1-vocab`). */
 export { getModelPreset, MODEL_PRESETS, type ModelPresetName } from './config/presets';
 /** Byte-level tokenizer files with a ChatML template. */
 export {
@@ -51,7 +71,7 @@ export {
   type WeightTensor,
 } from './weights/weight-names';
 /** Random models with HF's initialisation. */
-export { createRandomModel, type Qwen3Model, type RandomModelSettings } from './weights/random-model';
+export { createRandomModel, type DecoderModel, type Qwen3Model, type RandomModelSettings } from './weights/random-model';
 /** Reading and writing HF model folders. */
 export {
   loadModel,
@@ -188,7 +208,7 @@ export {
 export { heldOutSplit, type WarmStartAttempt, type WarmStartCheck, warmStartInitSeed } from './warm-start/warm-start-check';
 /** The check as a config block (zod, with the default run's defaults; null: none). */
 export { warmStartCheckSchema } from './warm-start/warm-start-check-schema';
-/** core's TrainablePolicy on a local Qwen3 model with LoRA. */
+/** core's TrainablePolicy on a local model (any supported family) with LoRA or in full. */
 export { createLocalPolicy, type LocalPolicy, type LocalPolicyAdapter, type LocalPolicySettings } from './policy/local-policy';
 /**
  * What a local policy trains (`LocalPolicySettings.trainable`): a LoRA adapter, or the base weights

@@ -1,6 +1,6 @@
 import { AgentFlowError, type PolicyBatch } from '@agentflow/core';
 import { createRuntime, type Device, type HostTensor, type TensorRuntime, type TensorSession } from '@agentflow/tensor';
-import type { Qwen3Config } from '../config/qwen3-config';
+import type { DecoderConfig } from '../config/decoder-config';
 import {
   ATTENTION_MASK,
   INPUT_IDS,
@@ -13,13 +13,13 @@ import {
 import { buildInferenceGraph, ENTROPY, LAST_LOGITS, LOGPROBS, SCORED_POSITIONS, TARGET_IDS } from '../graph/inference-graph';
 import { type LoraLayout, loraFeeds, loraLayoutOf } from '../graph/lora-inputs';
 import { createLoraAdapter, type LoraAdapter, type LoraSettings, parseLoraSettings } from '../lora/lora-adapter';
-import type { Qwen3Model } from '../weights/random-model';
+import type { DecoderModel } from '../weights/random-model';
 import { completionPositions, packScoringBatch, unpackCompletionValues } from './batch-packing';
 import { createGraphSession } from './session-loader';
 
 /** Settings for {@link createCausalLm}. */
 export interface CausalLmSettings {
-  model: Qwen3Model;
+  model: DecoderModel;
   /** A runtime to share between models; default one on `device`. */
   runtime?: TensorRuntime;
   /** Used when no runtime is given; default 'auto'. */
@@ -56,9 +56,9 @@ export interface ForwardStepInput {
   adapter?: LoraAdapter;
 }
 
-/** A Qwen3 causal LM running in one ONNX Runtime session. */
+/** A decoder causal LM (any supported family) running in one ONNX Runtime session. */
 export interface CausalLm {
-  readonly config: Qwen3Config;
+  readonly config: DecoderConfig;
   readonly loraLayout: LoraLayout | undefined;
   readonly session: TensorSession;
   /** Log-probs (and entropies) of each completion given its prompt, batched and padding-aware. */
@@ -69,7 +69,7 @@ export interface CausalLm {
 }
 
 /** An empty cache for `batch` rows: zero-length past. */
-export function emptyCache(config: Qwen3Config, batch: number): KeyValueCache {
+export function emptyCache(config: DecoderConfig, batch: number): KeyValueCache {
   const shape = [batch, config.numKeyValueHeads, 0, config.headDim];
   const empty = (): HostTensor => ({ dtype: 'float32', shape, data: new Float32Array(0) });
   return {

@@ -24,6 +24,17 @@ describe('planMemory', () => {
     expect(layerParameterCount(shape)).toBe(layerParameterCount({ ...shape, headDim: 32 }));
   });
 
+  it("counts each family's layer as its checkpoints hold it: Qwen2's q/k/v biases, no q/k norm outside Qwen3", () => {
+    const qwen25 = getModelPreset('qwen2.5-7b-shape');
+    // q 3584x3584 + 3584, k and v 512x3584 + 512, o 3584x3584, three MLP 18944x3584, two norms of 3584.
+    expect(layerParameterCount(qwen25)).toBe(2 * 3584 * 3584 + 2 * 512 * 3584 + 3584 + 2 * 512 + 3 * 18944 * 3584 + 2 * 3584);
+    const llama = getModelPreset('llama3.1-8b-shape');
+    expect(layerParameterCount(llama)).toBe(2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 14336 * 4096 + 2 * 4096);
+    expect(layerParameterCount({ ...llama, attentionBias: true, mlpBias: true })).toBe(layerParameterCount(llama) + 4096 + 2 * 1024 + 4096 + 2 * 14336 + 4096);
+    const plan = planMemory({ device: 'cuda', availableBytes: 139 * gib, models: [{ name: 'planner', config: qwen25, sessions }] });
+    expect(plan.rows.find((row) => row.part === 'weights')!.detail).toMatch(/^7\.62B parameters/);
+  });
+
   it('holds one copy of the weights on the CPU whatever the sessions, one per graph on CUDA', () => {
     const cpu = planMemory({ device: 'cpu', availableBytes: 64 * gib, models: [{ name: 'planner', config: small, sessions }] });
     const cuda = planMemory({ device: 'cuda', availableBytes: 139 * gib, models: [{ name: 'planner', config: small, sessions }] });

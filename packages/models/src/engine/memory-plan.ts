@@ -1,5 +1,5 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
-import type { Qwen3Config } from '../config/qwen3-config';
+import type { DecoderConfig } from '../config/decoder-config';
 import { LINEAR_MODULES, type LinearModule, linearShape } from '../weights/weight-names';
 import { checkFullTraining, fullTrainingRows, type PlannedFullTraining, referenceScoring } from './full-training-memory';
 import { parameterCount } from './parameter-count';
@@ -26,7 +26,7 @@ export const FULL_TRAINING_ALTERNATIVE_LORA_RANK = 128;
 /** A model of the process: its shape, where its weights live, its adapter and its sessions. */
 export interface PlannedModel {
   name: string;
-  config: Qwen3Config;
+  config: DecoderConfig;
   /** LoRA rank of the trained adapter (0 or absent: none). */
   loraRank?: number;
   /** Modules the adapter covers; default all seven linear modules. */
@@ -90,7 +90,7 @@ const FLOAT32 = 4;
 // Process overhead: Node.js, ONNX Runtime and the graphs themselves (measured: about 0.1 GB at start).
 const PROCESS_BYTES = 0.25 * 2 ** 30;
 
-function loraParameters(config: Qwen3Config, rank: number, modules: readonly LinearModule[]): number {
+function loraParameters(config: DecoderConfig, rank: number, modules: readonly LinearModule[]): number {
   return config.numHiddenLayers * modules.reduce((sum, module) => {
     const [out, inputs] = linearShape(config, module);
     return sum + rank * (out + inputs);

@@ -1,4 +1,4 @@
-import type { Qwen3Config } from '../config/qwen3-config';
+import type { DecoderConfig } from '../config/decoder-config';
 
 /**
  * The activation side of the memory plan: what each session's graph allocates per run, from the
@@ -80,14 +80,14 @@ const INFER_PER_WIDTH = 1;
 const INFER_VOCAB_COPIES = 3;
 
 /** The widths one decoder layer works with per token: hidden, q, k, v, and three MLP widths. */
-export function layerWidth(config: Qwen3Config): number {
+export function layerWidth(config: DecoderConfig): number {
   const q = config.numAttentionHeads * config.headDim;
   const kv = config.numKeyValueHeads * config.headDim;
   return config.hiddenSize + q + 2 * kv + 3 * config.intermediateSize;
 }
 
 /** Training-graph values: per-token and attention values of every layer, and the head's vocabulary-wide ones. */
-function trainingValues(config: Qwen3Config, rows: number, perRow: number, completionTokens: number, recompute: boolean) {
+function trainingValues(config: DecoderConfig, rows: number, perRow: number, completionTokens: number, recompute: boolean) {
   const tokens = rows * perRow;
   const width = layerWidth(config);
   const layers = config.numHiddenLayers;
@@ -104,7 +104,7 @@ function trainingValues(config: Qwen3Config, rows: number, perRow: number, compl
   return { layerValues, head: recomputedHead, total: layerValues + recomputedHead };
 }
 
-export function sessionActivations(config: Qwen3Config, session: PlannedSession): { bytes: number; detail: string } {
+export function sessionActivations(config: DecoderConfig, session: PlannedSession): { bytes: number; detail: string } {
   const width = layerWidth(config);
   const layers = config.numHiddenLayers;
   const vocab = config.vocabSize;

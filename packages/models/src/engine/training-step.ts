@@ -15,7 +15,7 @@ import {
 import { ATTENTION_MASK, INPUT_IDS, POSITION_IDS } from '../graph/decoder-graph';
 import { type LoraLayout, loraFeeds } from '../graph/lora-inputs';
 import type { LoraAdapter } from '../lora/lora-adapter';
-import type { Qwen3Model } from '../weights/random-model';
+import type { DecoderModel } from '../weights/random-model';
 import { completionPositions, packScoringBatch } from './batch-packing';
 import { createGraphSession } from './session-loader';
 
@@ -53,7 +53,7 @@ export type PolicyTrainerSettings = PolicyTrainerCommonSettings &
 
 /** What both kinds of {@link PolicyTrainerSettings} share. */
 export interface PolicyTrainerCommonSettings {
-  model: Qwen3Model;
+  model: DecoderModel;
   runtime: TensorRuntime;
   /**
    * Feed the weights from the model's arrays on every run, on CUDA too (SessionSettings.hostWeights),

@@ -1,5 +1,7 @@
 import type { GraphBuilder, SymbolicTensor } from '@agentflow/tensor';
-import type { Qwen3Config } from '../config/qwen3-config';
+import { biasedModules, hasQueryKeyNorm } from '../config/decoder-architecture';
+import type { DecoderConfig } from '../config/decoder-config';
+import { ropeInverseFrequencies } from '../config/rope-scaling';
 import { type LinearModule, linearPath, lmHeadName, type ModelWeights } from '../weights/weight-names';
 import { createWeightInitializers, type WeightInitializers } from './graph-weights';
 
@@ -43,7 +45,7 @@ export const presentValueName = (layer: number) => `present_value.${layer}`;
 // softmax instead of NaN, and no NaN reaches the gradients.
 const MASKED_SCORE = -1e9;
 
-/** HF Qwen3RMSNorm over the last axis: x * rsqrt(mean(x^2) + eps) * weight. */
+/** HF's RMSNorm (Qwen2RMSNorm, Qwen3RMSNorm, LlamaRMSNorm) over the last axis: x * rsqrt(mean(x^2) + eps) * weight. */
 function rmsNorm(graph: GraphBuilder, x: SymbolicTensor, weight: SymbolicTensor, eps: number): SymbolicTensor {
   const variance = graph.reduceMean(graph.mul(x, x), [-1], true);
   return graph.mul(graph.mul(x, graph.reciprocal(graph.sqrt(graph.add(variance, eps)))), weight);
@@ -56,25 +58,27 @@ function rotateHalf(graph: GraphBuilder, x: SymbolicTensor, headDim: number): Sy
 }
 
 /**
- * The Qwen3 decoder (embedding, layers, final norm) with Hugging Face's semantics, as ONNX nodes.
+ * The decoder of the config's family (embedding, layers, final norm) with Hugging Face's semantics,
+ * as ONNX nodes: Qwen3's q/k norm, Qwen2's q/k/v biases, Llama's scaled RoPE, as the config says.
  * Masking is general: key j is visible to query i when attention_mask[b, j] = 1 and
  * j <= past + i, so left padding (generation) and right padding (scoring) both work.
  */
 export function buildDecoder(
   graph: GraphBuilder,
-  config: Qwen3Config,
+  config: DecoderConfig,
   modelWeights: ModelWeights,
   settings: DecoderSettings,
 ): DecoderTensors {
   const { headDim, numAttentionHeads, numKeyValueHeads, rmsNormEps } = config;
   const groups = numAttentionHeads / numKeyValueHeads;
+  const queryKeyNorm = hasQueryKeyNorm(config);
   const weights = createWeightInitializers(graph, modelWeights);
   const inputIds = graph.input(INPUT_IDS, 'int64', ['batch', 'sequence']);
   const attentionMask = graph.input(ATTENTION_MASK, 'int64', ['batch', 'total']);
   const positionIds = graph.input(POSITION_IDS, 'int64', ['batch', 'sequence']);
 
-  // RoPE tables: angle[b, s, i] = position * theta^(-2i/d), repeated over both halves.
-  const inverseFrequency = new Float32Array(headDim / 2).map((_, index) => 1 / config.ropeTheta ** ((2 * index) / headDim));
+  // RoPE tables: angle[b, s, i] = position * inv_freq_i (theta^(-2i/d), scaled), repeated over both halves.
+  const inverseFrequency = Float32Array.from(ropeInverseFrequencies(config.ropeTheta, headDim, config.ropeScaling));
   const frequencies = graph.constant({ dtype: 'float32', shape: [headDim / 2], data: inverseFrequency });
   const positions = graph.unsqueeze(graph.cast(positionIds, 'float32'), [2]); // [batch, sequence, 1]
   const angles = graph.mul(positions, frequencies); // [batch, sequence, headDim/2]
@@ -93,9 +97,11 @@ export function buildDecoder(
   const visible = graph.cast(graph.and(padding, causal), 'float32');
   const maskBias = graph.mul(graph.sub(visible, 1), -MASKED_SCORE); // [batch, 1, 1, sequence, total]
 
+  const biased = new Set(biasedModules(config));
   const linear = (x: SymbolicTensor, layer: number, module: LinearModule) => {
     const path = linearPath(layer, module);
     let y = graph.matmulTransposed(x, weights.plain(`${path}.weight`)); // weight [out, in]
+    if (biased.has(module)) y = graph.add(y, weights.plain(`${path}.bias`)); // bias [out]; part of the base layer, as PEFT's LoRA wraps it
     const adapter = settings.lora?.get(path);
     if (adapter) {
       const low = graph.matmul(x, graph.transpose(adapter.a)); // [..., rank]
@@ -111,10 +117,13 @@ export function buildDecoder(
     const prefix = `model.layers.${layer}`;
     const x = rmsNorm(graph, hidden, weights.plain(`${prefix}.input_layernorm.weight`), rmsNormEps);
     const heads = (y: SymbolicTensor, count: number) => graph.transpose(graph.reshape(y, [0, 0, count, headDim]), [0, 2, 1, 3]);
-    const qNorm = weights.plain(`${prefix}.self_attn.q_norm.weight`);
-    const kNorm = weights.plain(`${prefix}.self_attn.k_norm.weight`);
-    const query = rope(heads(rmsNorm(graph, graph.reshape(linear(x, layer, 'q_proj'), [0, 0, numAttentionHeads, headDim]), qNorm, rmsNormEps), numAttentionHeads)); // [batch, heads, sequence, headDim]
-    let key = rope(heads(rmsNorm(graph, graph.reshape(linear(x, layer, 'k_proj'), [0, 0, numKeyValueHeads, headDim]), kNorm, rmsNormEps), numKeyValueHeads)); // [batch, kvHeads, sequence, headDim]
+    // Qwen3 normalises each head of q and k (q_norm, k_norm) before RoPE; Qwen2 and Llama do not.
+    const qNorm = queryKeyNorm ? weights.plain(`${prefix}.self_attn.q_norm.weight`) : undefined;
+    const kNorm = queryKeyNorm ? weights.plain(`${prefix}.self_attn.k_norm.weight`) : undefined;
+    const normed = (y: SymbolicTensor, count: number, norm: SymbolicTensor | undefined) =>
+      norm ? rmsNorm(graph, graph.reshape(y, [0, 0, count, headDim]), norm, rmsNormEps) : y;
+    const query = rope(heads(normed(linear(x, layer, 'q_proj'), numAttentionHeads, qNorm), numAttentionHeads)); // [batch, heads, sequence, headDim]
+    let key = rope(heads(normed(linear(x, layer, 'k_proj'), numKeyValueHeads, kNorm), numKeyValueHeads)); // [batch, kvHeads, sequence, headDim]
     let value = heads(linear(x, layer, 'v_proj'), numKeyValueHeads);
     if (settings.kvCache) {
       const pastKey = graph.input(pastKeyName(layer), 'float32', ['batch', numKeyValueHeads, 'past', headDim]);
@@ -144,13 +153,13 @@ export function buildDecoder(
 }
 
 /** logits = hidden @ W_head^T: [..., hidden] -> [..., vocab] (a tied head reads the embedding itself). */
-export function lmHead(graph: GraphBuilder, config: Qwen3Config, decoder: DecoderTensors): (hidden: SymbolicTensor) => SymbolicTensor {
+export function lmHead(graph: GraphBuilder, config: DecoderConfig, decoder: DecoderTensors): (hidden: SymbolicTensor) => SymbolicTensor {
   const head = decoder.weights.plain(lmHeadName(config)); // [vocab, hidden]
   return (hidden) => graph.matmulTransposed(hidden, head);
 }
 
 /** The decoder's final hidden states at `positions` ([batch, count] int64): [batch, count, hidden]. */
-export function hiddenAt(graph: GraphBuilder, config: Qwen3Config, decoder: DecoderTensors, positions: SymbolicTensor): SymbolicTensor {
+export function hiddenAt(graph: GraphBuilder, config: DecoderConfig, decoder: DecoderTensors, positions: SymbolicTensor): SymbolicTensor {
   const index = graph.expand(graph.unsqueeze(positions, [2]), [1, 1, config.hiddenSize]); // [batch, count, hidden]
   return graph.gatherElements(decoder.hidden, index, 1);
 }
@@ -159,7 +168,7 @@ export function hiddenAt(graph: GraphBuilder, config: Qwen3Config, decoder: Deco
  * The head's log-softmax at `positions` and the log-probabilities of `targets` ([batch, sequence]
  * int64) read there: the vocabulary-wide tensor is [batch, count, vocab], never [batch, sequence, vocab].
  */
-export function logprobsAt(graph: GraphBuilder, config: Qwen3Config, decoder: DecoderTensors, targets: SymbolicTensor, positions: SymbolicTensor) {
+export function logprobsAt(graph: GraphBuilder, config: DecoderConfig, decoder: DecoderTensors, targets: SymbolicTensor, positions: SymbolicTensor) {
   const logSoftmax = graph.logSoftmax(lmHead(graph, config, decoder)(hiddenAt(graph, config, decoder, positions)), -1); // [batch, count, vocab]
   const chosen = graph.unsqueeze(graph.gatherElements(targets, positions, 1), [2]); // [batch, count, 1]
   return { logSoftmax, logprobs: graph.squeeze(graph.gatherElements(logSoftmax, chosen, 2), [2]) };

@@ -1,5 +1,5 @@
 import { createGraphBuilder, type GraphBuilder } from '@agentflow/tensor';
-import type { Qwen3Config } from '../config/qwen3-config';
+import type { DecoderConfig } from '../config/decoder-config';
 import type { ModelWeights } from '../weights/weight-names';
 import { buildDecoder, type LoraTensors, lmHead, logprobsAt, presentKeyName, presentValueName } from './decoder-graph';
 import { declareLoraInputs, type LoraLayout } from './lora-inputs';
@@ -21,7 +21,7 @@ export const LAST_LOGITS = 'last_logits';
  * - `last_logits` [batch, vocab]: logits at the last position (sampling);
  * - `present_key.{l}` / `present_value.{l}` [batch, kvHeads, total, headDim].
  */
-export function buildInferenceGraph(config: Qwen3Config, weights: ModelWeights, lora?: LoraLayout): GraphBuilder {
+export function buildInferenceGraph(config: DecoderConfig, weights: ModelWeights, lora?: LoraLayout): GraphBuilder {
   const graph = createGraphBuilder({ name: 'qwen3-inference' });
   const loraTensors: Map<string, LoraTensors> | undefined = lora ? declareLoraInputs(graph, lora) : undefined;
   const decoder = buildDecoder(graph, config, weights, { kvCache: true, ...(loraTensors ? { lora: loraTensors } : {}) });

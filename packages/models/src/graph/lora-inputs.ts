@@ -1,6 +1,6 @@
 import type { GraphBuilder, HostTensor } from '@agentflow/tensor';
 import { AgentFlowError } from '@agentflow/core';
-import type { Qwen3Config } from '../config/qwen3-config';
+import type { DecoderConfig } from '../config/decoder-config';
 import { type LoraAdapter, type LoraConfig, loraScale, loraTargets } from '../lora/lora-adapter';
 import { peftKey } from '../lora/peft-format';
 import { linearShape } from '../weights/weight-names';
@@ -55,7 +55,7 @@ export function loraFeeds(layout: LoraLayout, adapter: LoraAdapter): Record<stri
 }
 
 /** The layout of adapters with `config` on a model with `modelConfig`. */
-export function loraLayoutOf(modelConfig: Qwen3Config, config: LoraConfig): LoraLayout {
+export function loraLayoutOf(modelConfig: DecoderConfig, config: LoraConfig): LoraLayout {
   return {
     rank: config.rank,
     scale: loraScale(config),

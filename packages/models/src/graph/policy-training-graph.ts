@@ -1,6 +1,6 @@
 import { AgentFlowError, assertNever, describeValue, type PolicyObjective, type PolicyTrainingBatch } from '@agentflow/core';
 import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
-import type { Qwen3Model } from '../weights/random-model';
+import type { DecoderModel } from '../weights/random-model';
 import { buildDecoder, type LoraTensors, logprobsAt } from './decoder-graph';
 import { declareLoraInputs, type LoraLayout, loraInputName } from './lora-inputs';
 
@@ -105,7 +105,7 @@ export interface TrainingGraphSettings {
  * `completion_mask` and `token_weights`.
  */
 export function buildPolicyTrainingGraph(
-  model: Qwen3Model,
+  model: DecoderModel,
   trained: TrainedTensors,
   objectiveGraph: PolicyObjectiveGraph,
   objective: PolicyObjective,

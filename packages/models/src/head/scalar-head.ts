@@ -7,13 +7,13 @@ import {
   type TensorSession,
   writeSafetensors,
 } from '@agentflow/tensor';
-import type { Qwen3Config } from '../config/qwen3-config';
+import type { DecoderConfig } from '../config/decoder-config';
 import { packScoringBatch } from '../engine/batch-packing';
 import { createGraphSession } from '../engine/session-loader';
 import { ATTENTION_MASK, buildDecoder, hiddenAt, INPUT_IDS, POSITION_IDS } from '../graph/decoder-graph';
 import { declareLoraInputs, type LoraLayout, loraFeeds, loraInputName } from '../graph/lora-inputs';
 import type { LoraAdapter } from '../lora/lora-adapter';
-import type { Qwen3Model } from '../weights/random-model';
+import type { DecoderModel } from '../weights/random-model';
 
 /** A linear regression head on the final hidden state: score = h . weight + bias. */
 export interface ScalarHead {
@@ -48,13 +48,13 @@ export interface ScalarHeadModel {
 }
 
 export interface ScalarHeadModelSettings {
-  model: Qwen3Model;
+  model: DecoderModel;
   runtime: TensorRuntime;
   lora?: LoraLayout;
 }
 
 /** A head with weights ~ normal(0, initializer_range) and zero bias. */
-export function createScalarHead(config: Qwen3Config, seed = 0): ScalarHead {
+export function createScalarHead(config: DecoderConfig, seed = 0): ScalarHead {
   const random = createRandom(seed);
   return {
     weight: new Float32Array(config.hiddenSize).map(() => config.initializerRange * random.normal()),
@@ -70,7 +70,7 @@ export async function saveScalarHead(path: string, head: ScalarHead): Promise<vo
   });
 }
 
-export async function loadScalarHead(path: string, config: Qwen3Config): Promise<ScalarHead> {
+export async function loadScalarHead(path: string, config: DecoderConfig): Promise<ScalarHead> {
   const { tensors } = await readSafetensors(path, undefined, { as: 'float32' });
   const weight = tensors['score.weight'];
   if (!weight || weight.data.length !== config.hiddenSize) {
@@ -89,7 +89,7 @@ const HEAD_POSITIONS = 'head_positions';
 const HEAD_TARGETS = 'head_targets';
 const HEAD_LOSS_WEIGHTS = 'head_loss_weights';
 
-function buildHeadGraph(model: Qwen3Model, lora: LoraLayout | undefined, training: boolean) {
+function buildHeadGraph(model: DecoderModel, lora: LoraLayout | undefined, training: boolean) {
   const graph = createGraphBuilder({ name: training ? 'qwen3-scalar-head-training' : 'qwen3-scalar-head' });
   const loraTensors = lora ? declareLoraInputs(graph, lora) : undefined;
   const decoder = buildDecoder(graph, model.config, model.weights, { kvCache: false, ...(loraTensors ? { lora: loraTensors } : {}) });
@@ -124,7 +124,7 @@ function buildHeadGraph(model: Qwen3Model, lora: LoraLayout | undefined, trainin
 }
 
 /**
- * The PRM's model: the Qwen3 decoder (optionally with LoRA inputs) and a scalar head fed as graph
+ * The PRM's model: the decoder of any supported family (optionally with LoRA inputs) and a scalar head fed as graph
  * inputs, scoring the hidden states at chosen positions; a second graph adds an MSE loss and its
  * gradients with respect to the head and the adapter.
  */

@@ -1,6 +1,6 @@
 import { AgentFlowError, createRandom } from '@agentflow/core';
 import { z } from 'zod';
-import type { Qwen3Config } from '../config/qwen3-config';
+import type { DecoderConfig } from '../config/decoder-config';
 import { LINEAR_MODULES, type LinearModule, linearPath, linearShape } from '../weights/weight-names';
 
 /** LoRA's rank and alpha as a config block names them: both required, no other key. */
@@ -64,7 +64,7 @@ export function loraScale(config: LoraConfig): number {
 }
 
 /** Every (path, module) an adapter with these settings covers, in layer order. */
-export function loraTargets(modelConfig: Qwen3Config, config: LoraConfig): { path: string; module: LinearModule }[] {
+export function loraTargets(modelConfig: DecoderConfig, config: LoraConfig): { path: string; module: LinearModule }[] {
   const targets: { path: string; module: LinearModule }[] = [];
   for (let layer = 0; layer < modelConfig.numHiddenLayers; layer++) {
     for (const module of LINEAR_MODULES) {
@@ -78,7 +78,7 @@ export function loraTargets(modelConfig: Qwen3Config, config: LoraConfig): { pat
  * A fresh adapter as PEFT initialises one: A ~ kaiming-uniform(a = sqrt 5), i.e. U(-1/sqrt(in),
  * 1/sqrt(in)), and B = 0, so the adapted model starts equal to the base model.
  */
-export function createLoraAdapter(modelConfig: Qwen3Config, settings: LoraSettings = {}, seed = 0): LoraAdapter {
+export function createLoraAdapter(modelConfig: DecoderConfig, settings: LoraSettings = {}, seed = 0): LoraAdapter {
   const config = parseLoraSettings(settings);
   const random = createRandom(seed);
   const matrices = new Map<string, LoraMatrices>();

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentFlowError, diskFullError, isDiskFullError, writeFileAtomic } from '@agentflow/core';
 import { type HostTensor, readSafetensors, writeSafetensors } from '@agentflow/tensor';
-import type { Qwen3Config } from '../config/qwen3-config';
+import type { DecoderConfig } from '../config/decoder-config';
 import { LINEAR_MODULES, type LinearModule, linearShape, type ModelWeights } from '../weights/weight-names';
 import { type LoraAdapter, type LoraMatrices, loraScale, loraTargets, parseLoraSettings } from './lora-adapter';
 
@@ -50,7 +50,7 @@ export async function saveLoraAdapter(dir: string, adapter: LoraAdapter, baseMod
 }
 
 /** Reads a PEFT LoRA folder for this model, checking every shape against the model config. */
-export async function loadLoraAdapter(dir: string, modelConfig: Qwen3Config): Promise<LoraAdapter> {
+export async function loadLoraAdapter(dir: string, modelConfig: DecoderConfig): Promise<LoraAdapter> {
   const configPath = join(dir, 'adapter_config.json');
   const weightsPath = join(dir, 'adapter_model.safetensors');
   for (const path of [configPath, weightsPath]) {

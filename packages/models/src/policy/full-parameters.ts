@@ -2,13 +2,13 @@ import { AgentFlowError, describeValue } from '@agentflow/core';
 import type { TensorRuntime } from '@agentflow/tensor';
 import { type CausalLm, createCausalLm } from '../engine/causal-lm';
 import { loadModel, saveModelFolder, type TokenizerSource } from '../weights/model-folder';
-import type { Qwen3Model } from '../weights/random-model';
+import type { DecoderModel } from '../weights/random-model';
 import type { ModelWeights } from '../weights/weight-names';
 import type { PolicyParameters } from './policy-parameters';
 
 /** Settings for {@link createFullParameters}. */
 export interface FullParametersSettings {
-  model: Qwen3Model;
+  model: DecoderModel;
   /** Opens the sessions of frozen copies. */
   runtime: TensorRuntime;
   /** The base weights that train, by Hugging Face name (the others stay as they are). */
@@ -65,7 +65,7 @@ export function createFullParameters(settings: FullParametersSettings): PolicyPa
       }
       // The copy is taken now; its session binds the copy (a device copy of it on CUDA is right:
       // nothing writes to it).
-      const frozenModel: Qwen3Model = { config: model.config, weights: copyWeights(model.weights) };
+      const frozenModel: DecoderModel = { config: model.config, weights: copyWeights(model.weights) };
       const lm = createCausalLm({ model: frozenModel, runtime: settings.runtime, padTokenId: settings.padTokenId });
       lm.catch(() => undefined); // a failure surfaces on the first logprobs call
       frozenModels.push(lm);

@@ -19,7 +19,7 @@ import { nllObjective, type PolicyObjectiveGraph } from '../graph/policy-trainin
 import { createLoraAdapter, type LoraAdapter, type LoraSettings, parseLoraSettings } from '../lora/lora-adapter';
 import type { ModelTokenizer } from '../tokenizer/load-tokenizer';
 import type { TokenizerSource } from '../weights/model-folder';
-import type { Qwen3Model } from '../weights/random-model';
+import type { DecoderModel } from '../weights/random-model';
 import { createFullParameters } from './full-parameters';
 import { createLoraParameters } from './lora-parameters';
 import type { PolicyParameters } from './policy-parameters';
@@ -27,7 +27,7 @@ import { decaysWeight, type LoraTrainableSet, type TrainableSet, trainableWeight
 
 /** Settings for {@link createLocalPolicy}; `Trainable` is the kind of `trainable` (LoRA when left out). */
 export interface LocalPolicySettings<Trainable extends TrainableSet = TrainableSet> {
-  model: Qwen3Model;
+  model: DecoderModel;
   /** Needed for text, stop strings and jsonSchema-constrained generation. */
   tokenizer?: ModelTokenizer;
   /**
@@ -77,7 +77,7 @@ export interface LocalPolicy<Trainable extends TrainableSet = LoraTrainableSet> 
    * base weights train (`trainable: { kind: 'full' }`): then the model's own arrays are updated.
    */
   readonly adapter: LocalPolicyAdapter<Trainable>;
-  readonly model: Qwen3Model;
+  readonly model: DecoderModel;
   /** What trains, as given (default `{ kind: 'lora' }`). */
   readonly trainable: Trainable;
   /** The base weights that train, by Hugging Face name (empty with LoRA). */
@@ -124,7 +124,7 @@ function firstSums(parameters: Readonly<Record<string, Float32Array>>, step: Rea
 }
 
 /**
- * The planner as a local, trainable policy: a Qwen3 model with a LoRA adapter fed as graph
+ * The planner as a local, trainable policy: a decoder model (Qwen2/Qwen2.5, Qwen3, Llama) with a LoRA adapter fed as graph
  * inputs, or with its base weights trained in place (`trainable: { kind: 'full' }`). One inference
  * session serves sampling and scoring at every step and one training session per objective serves
  * every micro-batch. Gradients accumulate in memory until applyGradients runs AdamW (from

@@ -3,11 +3,11 @@ import type { CausalLm } from '../engine/causal-lm';
 import { peftGradients } from '../graph/lora-inputs';
 import type { LoraAdapter } from '../lora/lora-adapter';
 import { loadLoraAdapter, peftKey, saveLoraAdapter } from '../lora/peft-format';
-import type { Qwen3Model } from '../weights/random-model';
+import type { DecoderModel } from '../weights/random-model';
 import type { PolicyParameters } from './policy-parameters';
 
 /** A LoRA adapter as a policy trains it: fed to `lm` on every call, saved in the PEFT layout. */
-export function createLoraParameters(model: Qwen3Model, lm: CausalLm, adapter: LoraAdapter): PolicyParameters {
+export function createLoraParameters(model: DecoderModel, lm: CausalLm, adapter: LoraAdapter): PolicyParameters {
   // Parameters by PEFT key, viewing the adapter's arrays: the optimiser updates them in place.
   const parameters: Record<string, Float32Array> = {};
   for (const [path, matrices] of adapter.matrices) {

@@ -1,12 +1,17 @@
 import { AgentFlowError } from '@agentflow/core';
-import type { Qwen3Config } from '../config/qwen3-config';
-import { linearPath, lmHeadName, type ModelWeights } from '../weights/weight-names';
+import { biasedModules, hasQueryKeyNorm } from '../config/decoder-architecture';
+import type { DecoderConfig } from '../config/decoder-config';
+import { ropeInverseFrequencies } from '../config/rope-scaling';
+import { type LinearModule, linearPath, lmHeadName, type ModelWeights } from '../weights/weight-names';
 
 /**
- * An independent float64 Qwen3 forward pass in plain TypeScript, written from the semantics of
- * Hugging Face `modeling_qwen3.py` (Qwen3RMSNorm, Qwen3Attention with q_norm/k_norm before RoPE,
- * rotate_half RoPE, repeat_kv, eager attention with scaling head_dim^-0.5, Qwen3MLP). It shares no
- * code with the ONNX graph and exists to check it. One unpadded sequence at a time: O(n^2) loops.
+ * An independent float64 forward pass in plain TypeScript, written from the semantics of Hugging
+ * Face `modeling_qwen3.py`, `modeling_qwen2.py` and `modeling_llama.py` (RMSNorm, attention with
+ * Qwen3's q_norm/k_norm before RoPE or Qwen2's q/k/v biases, rotate_half RoPE, repeat_kv, eager
+ * attention with scaling head_dim^-0.5, the SiLU-gated MLP). It shares no graph code with the ONNX
+ * graph and exists to check it; the RoPE frequencies (ropeInverseFrequencies, with llama3 or linear
+ * scaling) are the one definition both use, checked independently by bench/pytorch_qwen3.py. One
+ * unpadded sequence at a time: O(n^2) loops.
  */
 export interface ReferenceOutput {
   /** [seq, hidden]: the final hidden states after `model.norm`. */
@@ -21,12 +26,12 @@ function tensor(weights: ModelWeights, name: string): Float32Array {
   return found.data;
 }
 
-/** y = W x for a row-major W of shape [out, in]. */
-function linear(weight: Float32Array, x: Float64Array, out: number): Float64Array {
+/** y = W x (+ b) for a row-major W of shape [out, in]. */
+function linear(weight: Float32Array, x: Float64Array, out: number, bias?: Float32Array): Float64Array {
   const width = x.length;
   const y = new Float64Array(out);
   for (let row = 0; row < out; row++) {
-    let sum = 0;
+    let sum = bias ? bias[row]! : 0;
     const offset = row * width;
     for (let column = 0; column < width; column++) sum += weight[offset + column]! * x[column]!;
     y[row] = sum;
@@ -34,7 +39,7 @@ function linear(weight: Float32Array, x: Float64Array, out: number): Float64Arra
   return y;
 }
 
-/** HF Qwen3RMSNorm: x * rsqrt(mean(x^2) + eps) * weight, over slices of `width`. */
+/** HF's RMSNorm: x * rsqrt(mean(x^2) + eps) * weight, over slices of `width`. */
 function rmsNorm(x: Float64Array, weight: Float32Array, eps: number, width: number): Float64Array {
   const y = new Float64Array(x.length);
   for (let start = 0; start < x.length; start += width) {
@@ -47,12 +52,11 @@ function rmsNorm(x: Float64Array, weight: Float32Array, eps: number, width: numb
 }
 
 /** Rotate-half RoPE in place on each head of `x` ([heads * headDim]) at `position`. */
-function applyRope(x: Float64Array, headDim: number, position: number, theta: number): void {
+function applyRope(x: Float64Array, headDim: number, position: number, inverseFrequencies: Float64Array): void {
   const half = headDim / 2;
   for (let start = 0; start < x.length; start += headDim) {
     for (let index = 0; index < half; index++) {
-      const inverseFrequency = 1 / theta ** ((2 * index) / headDim);
-      const angle = position * inverseFrequency;
+      const angle = position * inverseFrequencies[index]!;
       const cos = Math.cos(angle);
       const sin = Math.sin(angle);
       const first = x[start + index]!;
@@ -74,26 +78,33 @@ function logSoftmax(logits: Float64Array): Float64Array {
 }
 
 /** Runs the reference model over one sequence of token ids. */
-export function referenceForward(config: Qwen3Config, weights: ModelWeights, ids: readonly number[]): ReferenceOutput {
+export function referenceForward(config: DecoderConfig, weights: ModelWeights, ids: readonly number[]): ReferenceOutput {
   const { hiddenSize, headDim, numAttentionHeads, numKeyValueHeads, intermediateSize, rmsNormEps } = config;
   const embedding = tensor(weights, 'model.embed_tokens.weight');
   const groupSize = numAttentionHeads / numKeyValueHeads;
+  const inverseFrequencies = ropeInverseFrequencies(config.ropeTheta, headDim, config.ropeScaling);
+  const biased = new Set(biasedModules(config));
+  const queryKeyNorm = hasQueryKeyNorm(config);
   let states = ids.map((id) => Float64Array.from(embedding.subarray(id * hiddenSize, (id + 1) * hiddenSize)));
   for (let layer = 0; layer < config.numHiddenLayers; layer++) {
     const prefix = `model.layers.${layer}`;
-    const weight = (module: Parameters<typeof linearPath>[1]) => tensor(weights, `${linearPath(layer, module)}.weight`);
+    const project = (module: LinearModule, x: Float64Array, out: number) =>
+      linear(tensor(weights, `${linearPath(layer, module)}.weight`), x, out, biased.has(module) ? tensor(weights, `${linearPath(layer, module)}.bias`) : undefined);
+    // Qwen3's per-head RMSNorm of q and k; the identity for Qwen2 and Llama.
+    const headNorm = (y: Float64Array, name: 'q_norm' | 'k_norm') =>
+      queryKeyNorm ? rmsNorm(y, tensor(weights, `${prefix}.self_attn.${name}.weight`), rmsNormEps, headDim) : y;
     const queries: Float64Array[] = [];
     const keys: Float64Array[] = [];
     const values: Float64Array[] = [];
     states.forEach((state, position) => {
       const x = rmsNorm(state, tensor(weights, `${prefix}.input_layernorm.weight`), rmsNormEps, hiddenSize);
-      const q = rmsNorm(linear(weight('q_proj'), x, numAttentionHeads * headDim), tensor(weights, `${prefix}.self_attn.q_norm.weight`), rmsNormEps, headDim);
-      const k = rmsNorm(linear(weight('k_proj'), x, numKeyValueHeads * headDim), tensor(weights, `${prefix}.self_attn.k_norm.weight`), rmsNormEps, headDim);
-      applyRope(q, headDim, position, config.ropeTheta);
-      applyRope(k, headDim, position, config.ropeTheta);
+      const q = headNorm(project('q_proj', x, numAttentionHeads * headDim), 'q_norm');
+      const k = headNorm(project('k_proj', x, numKeyValueHeads * headDim), 'k_norm');
+      applyRope(q, headDim, position, inverseFrequencies);
+      applyRope(k, headDim, position, inverseFrequencies);
       queries.push(q);
       keys.push(k);
-      values.push(linear(weight('v_proj'), x, numKeyValueHeads * headDim));
+      values.push(project('v_proj', x, numKeyValueHeads * headDim));
     });
     const scaling = headDim ** -0.5;
     states = states.map((state, position) => {
@@ -115,13 +126,13 @@ export function referenceForward(config: Qwen3Config, weights: ModelWeights, ids
           }
         }
       }
-      const projected = linear(weight('o_proj'), attention, hiddenSize);
+      const projected = project('o_proj', attention, hiddenSize);
       const afterAttention = state.map((value, index) => value + projected[index]!);
       const x = rmsNorm(afterAttention, tensor(weights, `${prefix}.post_attention_layernorm.weight`), rmsNormEps, hiddenSize);
-      const gate = linear(weight('gate_proj'), x, intermediateSize);
-      const up = linear(weight('up_proj'), x, intermediateSize);
+      const gate = project('gate_proj', x, intermediateSize);
+      const up = project('up_proj', x, intermediateSize);
       const activated = gate.map((value, index) => (value / (1 + Math.exp(-value))) * up[index]!); // SiLU(gate) * up
-      const down = linear(weight('down_proj'), activated, hiddenSize);
+      const down = project('down_proj', activated, hiddenSize);
       return afterAttention.map((value, index) => value + down[index]!);
     });
   }
@@ -132,7 +143,7 @@ export function referenceForward(config: Qwen3Config, weights: ModelWeights, ids
 
 /** Log-probs of each completion token given the prompt, by the reference model. */
 export function referenceCompletionLogprobs(
-  config: Qwen3Config,
+  config: DecoderConfig,
   weights: ModelWeights,
   promptIds: readonly number[],
   completionIds: readonly number[],

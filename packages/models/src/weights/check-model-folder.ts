@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { loadQwen3Config } from '../config/qwen3-config';
+import { loadDecoderConfig } from '../config/decoder-config';
 import { REQUIRED_TOKENIZER_FILES } from '../tokenizer/copy-tokenizer-files';
 import { checkModelWeights, type LoadWeightsSettings, type WeightsPlan } from './load-weights';
 
@@ -20,7 +20,7 @@ export async function checkModelFolder(dir: string, settings: LoadWeightsSetting
   if (!files.some((file) => file.endsWith('.safetensors'))) missing.push('*.safetensors');
   if (missing.length > 0) return { ok: false, problem: `model folder ${dir} lacks ${missing.join(', ')}` };
   try {
-    return { ok: true, plan: await checkModelWeights(dir, loadQwen3Config(dir), settings) };
+    return { ok: true, plan: await checkModelWeights(dir, loadDecoderConfig(dir), settings) };
   } catch (error) {
     return { ok: false, problem: error instanceof Error ? error.message : String(error) };
   }

@@ -1,4 +1,4 @@
-import type { Qwen3Config } from '../config/qwen3-config';
+import type { DecoderConfig } from '../config/decoder-config';
 import type { TokenizerFiles } from '../tokenizer/byte-level-tokenizer';
 
 /**
@@ -7,7 +7,7 @@ import type { TokenizerFiles } from '../tokenizer/byte-level-tokenizer';
  * the special token ids the model knows (`eos_token_id` as config.json has it, one id or a
  * list) and `do_sample: true`, as Qwen3's checkpoints ship it. `transformers_version` is left out.
  */
-export function generationConfigJson(config: Qwen3Config, padTokenId: number | undefined): string {
+export function generationConfigJson(config: DecoderConfig, padTokenId: number | undefined): string {
   const eos = config.eosTokenIds.length === 1 ? config.eosTokenIds[0] : config.eosTokenIds;
   const fields: Record<string, unknown> = {
     ...(config.bosTokenId === undefined ? {} : { bos_token_id: config.bosTokenId }),

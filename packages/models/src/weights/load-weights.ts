@@ -1,7 +1,7 @@
 import { totalmem } from 'node:os';
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import { openSafetensors, type SafetensorsFile } from '@agentflow/tensor';
-import type { Qwen3Config } from '../config/qwen3-config';
+import type { DecoderConfig } from '../config/decoder-config';
 import { folderFile, readFolderJson } from './folder-files';
 import { expectedWeightShapes, type ModelWeights } from './weight-names';
 
@@ -93,7 +93,7 @@ async function openWeightFiles(dir: string): Promise<Array<{ file: string; names
  */
 function planWeights(
   dir: string,
-  config: Qwen3Config,
+  config: DecoderConfig,
   files: ReadonlyArray<{ file: string; names: string[]; handle: SafetensorsFile }>,
   settings: LoadWeightsSettings,
 ): { plan: WeightsPlan; sources: Map<string, SafetensorsFile> } {
@@ -177,21 +177,21 @@ async function withWeightFiles<T>(dir: string, use: (files: Awaited<ReturnType<t
 }
 
 /**
- * Checks the weights of a Hugging Face Qwen3 folder against its config from the safetensors
+ * Checks the weights of a Hugging Face folder (any supported family) against its config from the safetensors
  * headers alone (the files are regular files inside the folder, every tensor the config implies
  * is there with its shape, the total fits the memory limit), reading no tensor data.
  */
-export function checkModelWeights(dir: string, config: Qwen3Config, settings: LoadWeightsSettings = {}): Promise<WeightsPlan> {
+export function checkModelWeights(dir: string, config: DecoderConfig, settings: LoadWeightsSettings = {}): Promise<WeightsPlan> {
   return withWeightFiles(dir, async (files) => planWeights(dir, config, files, settings).plan);
 }
 
 /**
- * Reads the weights of a Hugging Face Qwen3 folder (single or sharded safetensors; bf16, f16 or
+ * Reads the weights of a Hugging Face folder of any supported family (single or sharded safetensors; bf16, f16 or
  * f32, converted to float32). Everything {@link checkModelWeights} checks is checked first, from
  * the headers; then each tensor is read, and a NaN or infinite value is refused, naming the
  * tensor. A `model.` prefix-less checkpoint is not accepted: names must be HF's.
  */
-export function loadModelWeights(dir: string, config: Qwen3Config, settings: LoadWeightsSettings = {}): Promise<ModelWeights> {
+export function loadModelWeights(dir: string, config: DecoderConfig, settings: LoadWeightsSettings = {}): Promise<ModelWeights> {
   return withWeightFiles(dir, async (files) => {
     const { sources } = planWeights(dir, config, files, settings);
     const entries = [...sources];

@@ -7,23 +7,25 @@ import {
   type HostTensor,
   writeSafetensors,
 } from '@agentflow/tensor';
-import { loadQwen3Config, toHfConfig } from '../config/qwen3-config';
+import { loadDecoderConfig } from '../config/decoder-config';
+import { toHfConfig } from '../config/hf-config-json';
 import { createByteLevelTokenizerFiles, type TokenizerFiles, writeTokenizerFiles } from '../tokenizer/byte-level-tokenizer';
 import { copyTokenizerFiles, OPTIONAL_TOKENIZER_FILES, REQUIRED_TOKENIZER_FILES } from '../tokenizer/copy-tokenizer-files';
 import { generationConfigJson, padTokenIdOf } from './generation-config';
 import { type LoadWeightsSettings, loadModelWeights } from './load-weights';
-import type { Qwen3Model } from './random-model';
+import type { DecoderModel } from './random-model';
 import { folderSiblings, writeFolderAtomic } from './replace-folder';
 import { DEFAULT_MAX_SHARD_BYTES, planShards } from './shard-plan';
 import type { ModelWeights } from './weight-names';
 
 /**
- * Loads config.json and the weights of a Hugging Face Qwen3 folder. The config's sizes are
- * bounded (QWEN3_BOUNDS), and the weights checked against it from the safetensors headers
- * before any tensor is read (see loadModelWeights).
+ * Loads config.json and the weights of a Hugging Face folder of a supported family (Qwen2/Qwen2.5,
+ * Qwen3, Llama; parseDecoderConfig). The config's sizes are bounded (DECODER_BOUNDS), and the
+ * weights checked against it from the safetensors headers before any tensor is read (see
+ * loadModelWeights).
  */
-export async function loadModel(dir: string, settings: LoadWeightsSettings = {}): Promise<Qwen3Model> {
-  const config = loadQwen3Config(dir);
+export async function loadModel(dir: string, settings: LoadWeightsSettings = {}): Promise<DecoderModel> {
+  const config = loadDecoderConfig(dir);
   return { config, weights: await loadModelWeights(dir, config, settings) };
 }
 
@@ -165,7 +167,7 @@ function checkReplaceable(dir: string, alongside: readonly string[]): void {
  * `dir` and the bytes of the weights: the partial folder is removed and `dir` is the previous
  * folder, whole (or absent, when there was none).
  */
-export async function saveModelFolder(dir: string, model: Qwen3Model, settings: SaveModelFolderSettings = {}): Promise<void> {
+export async function saveModelFolder(dir: string, model: DecoderModel, settings: SaveModelFolderSettings = {}): Promise<void> {
   const dtype = settings.dtype ?? 'float32';
   const maxShardBytes = settings.maxShardBytes ?? DEFAULT_MAX_SHARD_BYTES;
   planShards([], maxShardBytes); // checks the size before anything is written

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { AgentFlowError } from '@agentflow/core';
 import { getModelPreset } from '../config/presets';
-import type { Qwen3Config } from '../config/qwen3-config';
+import type { DecoderConfig } from '../config/decoder-config';
 import { byteLevelVocabSize } from '../tokenizer/byte-level-tokenizer';
 import { loadTokenizer, type ModelTokenizer } from '../tokenizer/load-tokenizer';
 import { readTokenizerFile, tokenIdBound } from '../tokenizer/tokenizer-files';
@@ -10,7 +10,7 @@ import { createRandomModel } from './random-model';
 
 /** Settings of {@link writeRandomModelFolder}. */
 export interface RandomModelFolderSettings {
-  /** The shape: a preset name of {@link getModelPreset} (`tiny`, `qwen3-0.6b-shape`, ...). */
+  /** The shape and family: a preset name of {@link getModelPreset} (`tiny`, `tiny-qwen2`, `tiny-llama`, `qwen3-0.6b-shape`, ...). */
   preset: string;
   /** The folder to write; absent or empty (a folder with anything in it is refused). */
   outDir: string;
@@ -18,7 +18,7 @@ export interface RandomModelFolderSettings {
   seed: number;
   /** Element type of the saved weights (config.json's torch_dtype). Default float32. */
   dtype?: WeightDtype;
-  /** Copy the tokenizer files of this folder (e.g. a Qwen3 checkpoint) instead of writing the byte-level tokenizer. */
+  /** Copy the tokenizer files of this folder (e.g. a Qwen3 or Llama 3.1 checkpoint) instead of writing the byte-level tokenizer. */
   tokenizerDir?: string;
   /** Rows of the embedding; default the preset's. At least the tokenizer's id count. */
   vocabSize?: number;
@@ -29,7 +29,7 @@ export interface RandomModelFolderSettings {
 /** What {@link writeRandomModelFolder} wrote. */
 export interface RandomModelFolder {
   /** The written config: the preset's, with the vocabulary and (copied tokenizer) EOS and BOS it got. */
-  config: Qwen3Config;
+  config: DecoderConfig;
   /** Parameters of the written weights. */
   parameters: number;
 }
@@ -47,8 +47,10 @@ function tokenizerEosId(dir: string, tokenizer: ModelTokenizer): number | undefi
 
 /**
  * Writes a random model folder of a preset (config.json, model.safetensors, tokenizer files),
- * as `agentflow model init` does. With a copied tokenizer, the config's EOS is the tokenizer's
- * `eos_token` (e.g. Qwen3's <|im_end|>, 151645), a BOS the tokenizer cannot produce is dropped,
+ * as `agentflow model init` does, of the preset's family (Qwen3, Qwen2 or Llama: `tiny-qwen2`,
+ * `tiny-llama`, ...). With a copied tokenizer, the config's EOS is the tokenizer's `eos_token`
+ * (e.g. Qwen3's <|im_end|>, 151645; a preset whose EOS ids hold it keeps them all, as
+ * `tiny-llama3.1-vocab` keeps 128001, 128008 and 128009), a BOS the tokenizer cannot produce is dropped,
  * and the vocabulary must hold every id the tokenizer can produce (else INVALID_ARGUMENT naming
  * the size to pass). A non-empty `outDir` is refused (INVALID_ARGUMENT).
  */
@@ -69,7 +71,8 @@ export async function writeRandomModelFolder(settings: RandomModelFolderSettings
     const tokenizer = await loadTokenizer(tokenizerDir);
     tokenizerSize = tokenizer.size;
     const eos = tokenizerEosId(tokenizerDir, tokenizer);
-    if (eos !== undefined) config.eosTokenIds = [eos];
+    // A preset that already ends on it keeps its list (Llama 3.1's 128001, 128008 and 128009 end on <|eot_id|>).
+    if (eos !== undefined && !config.eosTokenIds.includes(eos)) config.eosTokenIds = [eos];
     if (config.bosTokenId !== undefined && config.bosTokenId >= tokenizer.size) delete config.bosTokenId;
   }
   if (config.vocabSize < tokenizerSize) {

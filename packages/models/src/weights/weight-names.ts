@@ -1,4 +1,6 @@
-import type { Qwen3Config, Qwen3LayerShape } from '../config/qwen3-config';
+import { biasedModules, hasQueryKeyNorm } from '../config/decoder-architecture';
+import type { DecoderConfig } from '../config/decoder-config';
+import type { DecoderLayerShape } from '../config/decoder-shape';
 
 /** A float32 tensor in row-major order (weights are kept as float32 in memory). */
 export interface WeightTensor {
@@ -24,7 +26,7 @@ export function linearPath(layer: number, module: LinearModule): string {
 }
 
 /** [out, in] of a linear module's weight (PyTorch's nn.Linear layout). */
-export function linearShape(config: Required<Qwen3LayerShape>, module: LinearModule): [number, number] {
+export function linearShape(config: Required<DecoderLayerShape>, module: LinearModule): [number, number] {
   const queryWidth = config.numAttentionHeads * config.headDim;
   const keyValueWidth = config.numKeyValueHeads * config.headDim;
   switch (module) {
@@ -43,16 +45,29 @@ export function linearShape(config: Required<Qwen3LayerShape>, module: LinearMod
   }
 }
 
-/** Every tensor a Qwen3ForCausalLM checkpoint holds, with its shape, in a stable order. */
-export function expectedWeightShapes(config: Qwen3Config): Map<string, number[]> {
+/**
+ * Every tensor a checkpoint of the config's family holds (Qwen3ForCausalLM, Qwen2ForCausalLM,
+ * LlamaForCausalLM, by transformers' names), with its shape, in a stable order: each linear
+ * module's `.weight` [out, in] and, where the family has one (biasedModules), its `.bias` [out];
+ * Qwen3's `self_attn.q_norm` / `k_norm` [headDim]; `lm_head.weight` unless the head is tied.
+ */
+export function expectedWeightShapes(config: DecoderConfig): Map<string, number[]> {
   const shapes = new Map<string, number[]>();
+  const biased = new Set(biasedModules(config));
+  const queryKeyNorm = hasQueryKeyNorm(config);
   shapes.set('model.embed_tokens.weight', [config.vocabSize, config.hiddenSize]);
   for (let layer = 0; layer < config.numHiddenLayers; layer++) {
     const prefix = `model.layers.${layer}`;
     shapes.set(`${prefix}.input_layernorm.weight`, [config.hiddenSize]);
-    for (const module of LINEAR_MODULES) shapes.set(`${linearPath(layer, module)}.weight`, linearShape(config, module));
-    shapes.set(`${prefix}.self_attn.q_norm.weight`, [config.headDim]);
-    shapes.set(`${prefix}.self_attn.k_norm.weight`, [config.headDim]);
+    for (const module of LINEAR_MODULES) {
+      const [out, inputs] = linearShape(config, module);
+      shapes.set(`${linearPath(layer, module)}.weight`, [out, inputs]);
+      if (biased.has(module)) shapes.set(`${linearPath(layer, module)}.bias`, [out]);
+    }
+    if (queryKeyNorm) {
+      shapes.set(`${prefix}.self_attn.q_norm.weight`, [config.headDim]);
+      shapes.set(`${prefix}.self_attn.k_norm.weight`, [config.headDim]);
+    }
     shapes.set(`${prefix}.post_attention_layernorm.weight`, [config.hiddenSize]);
   }
   shapes.set('model.norm.weight', [config.hiddenSize]);
@@ -61,6 +76,6 @@ export function expectedWeightShapes(config: Qwen3Config): Map<string, number[]>
 }
 
 /** The LM head's matrix: `lm_head.weight`, or the embedding when tied. */
-export function lmHeadName(config: Qwen3Config): string {
+export function lmHeadName(config: Pick<DecoderConfig, 'tieWordEmbeddings'>): string {
   return config.tieWordEmbeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
 }
