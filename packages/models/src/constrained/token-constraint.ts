@@ -27,10 +27,16 @@ export interface TokenConstraint {
   readonly initial: ConstraintState;
   /**
    * Allowed token ids when `remainingTokens` tokens may still be emitted (this one included):
-   * only tokens after which the value can still be completed, and EOS, in time. EOS ids are
-   * allowed exactly when the value is complete.
+   * only tokens after which the value can still be completed, and EOS, in time (within
+   * {@link tokensToComplete} tokens). EOS ids are allowed exactly when the value is complete.
    */
   allowedTokens(state: ConstraintState, remainingTokens: number): number[];
+  /**
+   * Tokens that complete the value from `state` (EOS not counted): the length of a path through
+   * the vocabulary the constraint has found, so an upper bound of the fewest, and at most
+   * `state.cost` (a token per byte).
+   */
+  tokensToComplete(state: ConstraintState): number;
   /** The state after `tokenId`; throws when the token is not allowed. */
   advance(state: ConstraintState, tokenId: number): ConstraintState;
   isComplete(state: ConstraintState): boolean;
@@ -52,6 +58,11 @@ interface InternalState extends ConstraintState {
   maxCost?: number;
   /** Every viable token (and EOS when complete), for steps where the budget excludes none. */
   everything?: number[];
+  /** See {@link TokenConstraint.tokensToComplete}; filled on first use. */
+  tokensToComplete?: number;
+  /** Tokens to complete after each of `tokens`, and their maximum, filled when a budget is below `maxCost`. */
+  tokenCosts?: Int32Array;
+  maxTokenCost?: number;
 }
 
 /** The vocabulary split for the string-body shortcut. */
@@ -185,31 +196,84 @@ function createConstraint(root: SchemaNode, vocabulary: ConstraintVocabulary, in
     return { tokens: state.tokens, costs: state.costs };
   };
   const internal = (state: ConstraintState) => state as InternalState;
+  const after = (state: InternalState, tokenId: number): InternalState | null => {
+    const bytes = vocabulary.tokenBytes[tokenId];
+    let current: InternalState | null = bytes ? state : null;
+    if (bytes) for (const byte of bytes) current = current ? next(current, byte) : null;
+    return current;
+  };
+  // A budget counts tokens, and a state's byte cost only bounds them (a token per byte): a merged
+  // token such as `","action":"finish","action_input":"` writes 38 bytes at once. So each state
+  // also gets the length of one path to completion through the vocabulary, found greedily (the
+  // viable token after which the fewest bytes remain, repeated); it is never above the byte cost.
+  const tokensToComplete = (state: InternalState): number => {
+    const chain: InternalState[] = [];
+    let current = state;
+    let known: number;
+    for (;;) {
+      if (current.tokensToComplete !== undefined) {
+        known = current.tokensToComplete;
+        break;
+      }
+      if (current.complete) {
+        known = current.tokensToComplete = 0;
+        break;
+      }
+      const { tokens, costs } = viable(current);
+      let best = -1;
+      for (let index = 0; index < tokens.length; index++) if (best < 0 || costs[index]! < costs[best]!) best = index;
+      const following = best < 0 || costs[best]! >= current.cost ? null : after(current, tokens[best]!);
+      if (!following) {
+        known = current.tokensToComplete = current.cost; // no progress found: the byte bound
+        break;
+      }
+      chain.push(current);
+      current = following;
+    }
+    for (let index = chain.length - 1; index >= 0; index--) {
+      known = Math.min(chain[index]!.cost, known + 1);
+      chain[index]!.tokensToComplete = known;
+    }
+    return state.tokensToComplete!;
+  };
+  const tokenCosts = (state: InternalState): Int32Array => {
+    if (state.tokenCosts) return state.tokenCosts;
+    const { tokens } = viable(state);
+    const result = new Int32Array(tokens.length);
+    for (let index = 0; index < tokens.length; index++) result[index] = tokensToComplete(after(state, tokens[index]!)!);
+    state.tokenCosts = result;
+    state.maxTokenCost = result.reduce((max, cost) => Math.max(max, cost), 0);
+    return result;
+  };
 
   return {
     initial: intern([initialStack(root)]),
     allowedTokens(state, remainingTokens) {
-      const { tokens, costs } = viable(internal(state));
-      // After this token, remainingTokens - 1 are left: enough single-byte tokens to finish, plus EOS.
+      const current = internal(state);
+      const { tokens } = viable(current);
+      // After this token, remainingTokens - 1 are left: enough to finish, plus EOS.
       const limit = remainingTokens - 2;
-      const { maxCost, everything } = internal(state);
+      const { maxCost, everything } = current;
       if (maxCost !== undefined && everything && maxCost <= limit && everything.length > 0) return everything;
+      // The byte costs (a token per byte) do not settle this budget: count each token's path in tokens.
+      const needed = tokenCosts(current);
+      if (current.maxTokenCost! <= limit && everything && everything.length > 0) return everything;
       const allowed: number[] = [];
-      for (let index = 0; index < tokens.length; index++) if (costs[index]! <= limit) allowed.push(tokens[index]!);
+      for (let index = 0; index < tokens.length; index++) if (needed[index]! <= limit) allowed.push(tokens[index]!);
       if (state.complete) allowed.push(...vocabulary.eosTokenIds);
       if (allowed.length === 0) {
         throw new AgentFlowError({
           code: 'INVALID_ARGUMENT',
-          message: `Constrained decoding cannot complete the JSON value within the remaining ${remainingTokens} tokens; raise maxTokens (the shortest valid output needs ${state.cost + 1}).`,
+          message: `Constrained decoding cannot complete the JSON value within the remaining ${remainingTokens} tokens; raise maxTokens (the shortest ending found needs ${tokensToComplete(current) + 1} tokens here, EOS included).`,
           details: { remainingTokens },
         });
       }
       return allowed;
     },
+    tokensToComplete: (state) => tokensToComplete(internal(state)),
     advance(state, tokenId) {
       const bytes = vocabulary.tokenBytes[tokenId];
-      let current: InternalState | null = internal(state);
-      if (bytes) for (const byte of bytes) current = current ? next(current, byte) : null;
+      const current = after(internal(state), tokenId);
       if (!bytes || !current) {
         throw new AgentFlowError({
           code: 'INVALID_ARGUMENT',
