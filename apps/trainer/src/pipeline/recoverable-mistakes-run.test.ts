@@ -17,7 +17,7 @@ const cli = join(__dirname, '..', '..', 'dist', 'cli.js');
 const config = join(__dirname, '__fixtures__', 'short-run.yaml');
 /** Above every task's budget here (at most 4 lookups and checks, python, finish, and the slack of 2): the budgets are what stop a run. */
 const MAX_STEPS = 8;
-const SETTINGS = ['task.decoyRate=0.5', 'task.stepSlack=2', 'task.teacher.recoveryRate=0.3', `policy.maxSteps=${MAX_STEPS}`, 'label.maxTrajectories=24'];
+const SETTINGS = ['task.decoyRate=0.5', 'task.stepSlack=2', 'task.teacher.recoveryRate=0.3', `policy.maxSteps=${MAX_STEPS}`, 'label.maxTrajectories=12', 'train.totalSteps=1'];
 
 describe('agentflow run with recoverable mistakes (shortened embedded default)', () => {
   beforeAll(() => {
