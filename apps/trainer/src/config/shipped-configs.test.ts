@@ -1,7 +1,11 @@
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dapoConfigSchema } from '@agentflow/dapo';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '@agentflow/core';
+import { formatMemoryPlan } from '@agentflow/models';
+import { runMemoryPlan } from '../pipeline/run-memory-plan';
 import { runConfigSchema } from './schema';
 
 const configs = join(__dirname, '..', '..', '..', '..', 'configs');
@@ -17,6 +21,21 @@ describe('shipped configs', () => {
     expect(config.policy).toMatchObject({ model: { path: 'models/Qwen3-8B' }, prompt: { kind: 'full' }, chatTemplateKwargs: { enable_thinking: false } });
     expect(config.label).toMatchObject({ kind: 'judge', includeReference: true, endpoint: { responseFormat: 'json_object' } });
     expect(config.train).toMatchObject({ overlong: { enabled: true, maxLength: 1024, cacheLength: 256 }, epsHigh: 0.28, warmupSteps: 10, credit: { kind: 'process-sum' } });
+  });
+
+  it("configs/agentflow-paper.yaml is the paper's recipe: Qwen2.5-7B-Instruct, outcome credit, 3 turns; its plan fits one H200 with LoRA and refuses full training, naming LoRA", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qwen2.5-7b-'));
+    copyFileSync(join(__dirname, '..', '..', '..', '..', 'packages', 'models', 'src', 'config', '__fixtures__', 'qwen2.5-7b-instruct.config.json'), join(dir, 'config.json'));
+    const load = (...overrides: string[]) => loadConfig(join(configs, 'agentflow-paper.yaml'), runConfigSchema, { overrides: [`policy.model.path=${dir}`, ...overrides] });
+    const config = load();
+    expect(config.policy).toMatchObject({ maxSteps: 3, lora: { rank: 64 }, prompt: { kind: 'full' } });
+    expect(config.train).toMatchObject({ credit: { kind: 'outcome' }, groupSize: 8, promptsPerMiniBatch: 8, klCoefficient: 0.001, trainable: { kind: 'lora' } });
+    const plan = runMemoryPlan(config);
+    expect([...new Set(plan.rows.map((row) => row.model))]).toEqual(['process', 'planner']);
+    expect(plan.fits).toBe(true);
+    const full = runMemoryPlan(load('train.trainable.kind=full'));
+    expect(full.fits).toBe(false);
+    expect(formatMemoryPlan(full).join('\n')).toMatch(/full-parameter training holds .* Train planner with LoRA instead: .* which fits\./s);
   });
 
   it('configs/exact-teacher.yaml is the default world with an exact teacher on 200 tasks, a text PRM and DAPO on the warm adapter', () => {

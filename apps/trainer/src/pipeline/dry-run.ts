@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { checkModelFolder } from '@agentflow/models';
 import { assertNever } from '@agentflow/core';
+import { needsStepScores } from '@agentflow/dapo';
 import { resolvePrmTrainable } from '@agentflow/prm';
 import type { RunConfig } from '../config/schema';
 import { type GuardedTaskSource, guardedTaskSource } from './pipeline-context';
@@ -62,7 +63,8 @@ export async function dryRunChecks(
 ): Promise<DryRunCheck[]> {
   const fetchImpl = settings.fetch ?? fetch;
   const env = settings.env ?? process.env;
-  const checks: DryRunCheck[] = [await modelFolderCheck('planner model', config.policy.model), await modelFolderCheck('PRM backbone', config.prm.backbone)];
+  const checks: DryRunCheck[] = [await modelFolderCheck('planner model', config.policy.model)];
+  if (needsStepScores(config.train.credit)) checks.push(await modelFolderCheck('PRM backbone', config.prm.backbone));
   // The leakage check reads the data: only when every file is there.
   let dataPresent = true;
   if (config.task.kind === 'datasets') {
@@ -152,8 +154,12 @@ export function formatDryRun(config: RunConfig, checks: readonly DryRunCheck[], 
           }, training ${config.warmStart.trainable.kind === 'full' ? everyWeight(config.warmStart.trainable.frozen) : `a LoRA of rank ${config.policy.lora.rank}`}`,
         ]
       : ['  warm start: none (the task source has no demonstrations); DAPO starts from the planner as it is']),
-    `  PRM: input ${config.prm.input}${config.prm.confidence ? ' + confidence' : ''}, ${prmTrains(config)}, ${config.prm.loss}, up to ${config.prm.epochs} epochs`,
-    `  label: ${config.label.kind === 'judge' ? `judge ${config.label.endpoint.model}${config.label.includeReference ? ' (with the reference answer)' : ''}` : `Monte-Carlo, ${config.label.samples} completions per step`}`,
+    ...(stages.includes('train-prm')
+      ? [
+          `  PRM: input ${config.prm.input}${config.prm.confidence ? ' + confidence' : ''}, ${prmTrains(config)}, ${config.prm.loss}, up to ${config.prm.epochs} epochs`,
+          `  label: ${config.label.kind === 'judge' ? `judge ${config.label.endpoint.model}${config.label.includeReference ? ' (with the reference answer)' : ''}` : `Monte-Carlo, ${config.label.samples} completions per step`}`,
+        ]
+      : [`  PRM: none (credit ${config.train.credit.kind} needs no step scores)`]),
     `  DAPO: ${config.train.totalSteps} steps x ${config.train.promptsPerBatch} prompts x G=${config.train.groupSize}, lr ${config.train.learningRate}, credit ${config.train.credit.kind}, eps ${config.train.epsLow}/${config.train.epsHigh}, overlong ${config.train.overlong.enabled ? `on (L_max ${config.train.overlong.maxLength}, L_cache ${config.train.overlong.cacheLength})` : 'off'}, training ${dapoTrains(config)}`,
     ...memoryPlanLines(config),
     'Checks:',

@@ -1,6 +1,6 @@
 import { totalmem } from 'node:os';
 import { AgentFlowError } from '@agentflow/core';
-import { microBatchRanges } from '@agentflow/dapo';
+import { microBatchRanges, needsStepScores } from '@agentflow/dapo';
 import { worldPlannerConfig, worldPlannerVocabCeiling } from '@agentflow/eval';
 import {
   loadQwen3Config,
@@ -60,8 +60,7 @@ export function runMemoryModels(config: RunConfig): PlannedModel[] {
   if (prmTrainable.kind !== 'head') {
     prmSessions.push({ kind: 'scalar-head', name: 'training', rows: DEFAULT_PRM_TRAINING_BATCH_SIZE, sequence: prmSequence, training: true, recompute: policy.recompute });
   }
-  return [
-    {
+  const planner: PlannedModel = {
       name: 'planner',
       config: modelConfig(policy.model, config.task),
       // An adapter, or every weight when either phase trains in full (with DAPO's, a copy of the warm planner as the KL reference).
@@ -71,7 +70,11 @@ export function runMemoryModels(config: RunConfig): PlannedModel[] {
         klReference: train.klCoefficient > 0,
       }),
       sessions,
-    },
+  };
+  // Without step credit (outcome, GiGPO) the run has no PRM stages and loads no PRM.
+  if (!needsStepScores(train.credit)) return [planner];
+  return [
+    planner,
     {
       name: 'PRM',
       config: modelConfig(config.prm.backbone, config.task),
