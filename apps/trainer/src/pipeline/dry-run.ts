@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { checkModelFolder } from '@agentflow/models';
-import { assertNever } from '@agentflow/core';
 import { needsStepScores } from '@agentflow/dapo';
 import { resolvePrmTrainable } from '@agentflow/prm';
 import type { RunConfig } from '../config/schema';
@@ -126,19 +125,16 @@ function dapoTrains(config: RunConfig): string {
   return lora ? `a fresh LoRA of rank ${lora.rank}` : "the planner's own adapter (policy.lora)";
 }
 
-/** What trains with the PRM's head, as the summary says it. */
-function prmTrains(config: RunConfig): string {
+/** The PRM and label lines of the plan: what trains with the PRM's head, and who labels the steps. */
+function prmLines(config: RunConfig, stages: readonly string[]): string[] {
+  if (!stages.includes('train-prm')) return [`  PRM: none (credit ${config.train.credit.kind} needs no step scores)`];
   const trainable = resolvePrmTrainable(config.prm);
-  switch (trainable.kind) {
-    case 'head':
-      return 'head only';
-    case 'lora':
-      return `LoRA rank ${trainable.rank}`;
-    case 'full':
-      return `${everyWeight(trainable.frozen)} of the backbone (lr ${config.prm.backboneLearningRate}) and the head`;
-    default:
-      return assertNever(trainable, 'PRM trainable set');
-  }
+  const trains =
+    trainable.kind === 'head' ? 'head only' : trainable.kind === 'lora' ? `LoRA rank ${trainable.rank}` : `${everyWeight(trainable.frozen)} of the backbone (lr ${config.prm.backboneLearningRate}) and the head`;
+  return [
+    `  PRM: input ${config.prm.input}${config.prm.confidence ? ' + confidence' : ''}, ${trains}, ${config.prm.loss}, up to ${config.prm.epochs} epochs`,
+    `  label: ${config.label.kind === 'judge' ? `judge ${config.label.endpoint.model}${config.label.includeReference ? ' (with the reference answer)' : ''}` : `Monte-Carlo, ${config.label.samples} completions per step`}`,
+  ];
 }
 
 export function formatDryRun(config: RunConfig, checks: readonly DryRunCheck[], stages: readonly string[]): string {
@@ -154,12 +150,7 @@ export function formatDryRun(config: RunConfig, checks: readonly DryRunCheck[], 
           }, training ${config.warmStart.trainable.kind === 'full' ? everyWeight(config.warmStart.trainable.frozen) : `a LoRA of rank ${config.policy.lora.rank}`}`,
         ]
       : ['  warm start: none (the task source has no demonstrations); DAPO starts from the planner as it is']),
-    ...(stages.includes('train-prm')
-      ? [
-          `  PRM: input ${config.prm.input}${config.prm.confidence ? ' + confidence' : ''}, ${prmTrains(config)}, ${config.prm.loss}, up to ${config.prm.epochs} epochs`,
-          `  label: ${config.label.kind === 'judge' ? `judge ${config.label.endpoint.model}${config.label.includeReference ? ' (with the reference answer)' : ''}` : `Monte-Carlo, ${config.label.samples} completions per step`}`,
-        ]
-      : [`  PRM: none (credit ${config.train.credit.kind} needs no step scores)`]),
+    ...prmLines(config, stages),
     `  DAPO: ${config.train.totalSteps} steps x ${config.train.promptsPerBatch} prompts x G=${config.train.groupSize}, lr ${config.train.learningRate}, credit ${config.train.credit.kind}, eps ${config.train.epsLow}/${config.train.epsHigh}, overlong ${config.train.overlong.enabled ? `on (L_max ${config.train.overlong.maxLength}, L_cache ${config.train.overlong.cacheLength})` : 'off'}, training ${dapoTrains(config)}`,
     ...memoryPlanLines(config),
     'Checks:',
