@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 export const PACKAGE_LAYERS = {
   core: 0,
   tensor: 1,
+  tracking: 1,
   models: 2,
   llm: 3,
   planner: 4,

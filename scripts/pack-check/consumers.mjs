@@ -5,6 +5,8 @@
 /** One consumer project: `install` packages from their tarballs, then import and type-check `imports`. */
 export const CONSUMERS = [
   { install: ['core'], brings: ['core'], maxMb: 10 },
+  // Trackers: core and zod only; the testing export is a loopback MLflow server and an event-file reader.
+  { install: ['tracking'], imports: ['@agentflow/tracking', '@agentflow/tracking/testing'], brings: ['core', 'tracking'], maxMb: 10 },
   { install: ['tensor'], brings: ['core', 'tensor'], maxMb: 340 },
   // The testing export (a tiny Qwen3 folder) reads its tokenizer files from an optional peer, on use.
   { install: ['models'], imports: ['@agentflow/models', '@agentflow/models/testing'], brings: ['core', 'tensor', 'models'], maxMb: 340 },
@@ -44,6 +46,12 @@ export const objective: typeof clippedSurrogateObjective = clippedSurrogateObjec
   '@agentflow/dapo/testing': `import { createTabularPolicy, type TabularPolicy } from '@agentflow/dapo/testing';
 export const policy: TabularPolicy = createTabularPolicy({ prompts: 2, actions: 3 });
 export const chance: number = policy.probability(0, 1);`,
+  '@agentflow/tracking': `import { createTensorBoardTracker, trackingSettingsSchema, type Tracker, type TrackingSettings } from '@agentflow/tracking';
+export const settings: TrackingSettings = trackingSettingsSchema.parse({ tensorboard: { dir: 'runs/tb' } });
+export const tracker: Tracker = createTensorBoardTracker({ dir: 'runs/tb/run-1', warn: (message: string) => console.warn(message) });`,
+  '@agentflow/tracking/testing': `import { readScalars, startLoopbackMlflowServer, type LoopbackMlflowServer } from '@agentflow/tracking/testing';
+export const server: Promise<LoopbackMlflowServer> = startLoopbackMlflowServer('ok');
+export const scalars: Map<string, Array<[number, number]>> = readScalars('runs/tb/run-1');`,
   '@agentflow/llm/testing': `import { startOllamaServer, startVllmStandIn, type LoopbackChatServer, type VllmStandInSettings } from '@agentflow/llm/testing';
 export const server: Promise<LoopbackChatServer> = startOllamaServer('qwen3:8b', (body) => body.model);
 export const settings: VllmStandInSettings = { modelDir: 'models/Qwen3-tiny', servedModelName: 'tiny', maxLoraRank: 8 };

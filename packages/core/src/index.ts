@@ -93,7 +93,7 @@ export {
   type StageLedgerSettings,
   type StageState,
 } from './stages/stage-ledger';
-export { type MetricsRow, openRunDirectory, type OpenRunDirectorySettings, type RunDirectory } from './stages/run-directory';
+export { type MetricsListener, type MetricsRow, openRunDirectory, type OpenRunDirectorySettings, type RunDirectory } from './stages/run-directory';
 /**
  * The one rule for structured model replies (judge, LLM verifier, planner): required fields
  * checked with their types and ranges, keys the schema does not name dropped and reported as

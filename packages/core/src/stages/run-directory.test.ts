@@ -46,6 +46,17 @@ describe('a run directory with runStages', () => {
     expect(run.readMetrics().map((row) => row.reward)).toEqual([0.5, 0.7]);
   });
 
+  it('tells its metrics listeners of each appended batch, after it is on disk, until removed', () => {
+    const run = openRunDirectory(join(mkdtempSync(join(tmpdir(), 'agentflow-run-')), 'run'));
+    const seen: Array<{ rows: number; onDisk: number }> = [];
+    const remove = run.onMetrics((rows) => seen.push({ rows: rows.length, onDisk: run.readMetrics().length }));
+    run.appendMetrics([{ stage: 'train', step: 1, reward: 0.5 }, { stage: 'eval', step: 1, accuracy: 0.25 }]);
+    remove();
+    run.appendMetrics([{ stage: 'train', step: 2, reward: 0.75 }]);
+    expect(seen).toEqual([{ rows: 2, onDisk: 2 }]);
+    expect(run.readMetrics()).toHaveLength(3);
+  });
+
   it('with lock, has one writer: a second open is refused naming the holder until the first closes', () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'agentflow-run-')), 'run');
     const first = openRunDirectory(dir, { lock: { purpose: 'agentflow run' } });

@@ -9,6 +9,9 @@ import { openStageLedger, type StageLedger, type StageState, stageStateSchema } 
 /** One row of a run's `metrics.jsonl`: the stage, a step counter and numbers (or words). */
 export type MetricsRow = { stage: string; step: number } & Record<string, number | string>;
 
+/** Told of the rows appended to a run's `metrics.jsonl` (see {@link RunDirectory.onMetrics}). */
+export type MetricsListener = (rows: readonly MetricsRow[]) => void;
+
 /**
  * A run directory. Everything a run writes goes here, append-only (JSONL) or replaced
  * atomically (state, summary), so a run killed at any moment can be resumed. The finished
@@ -36,6 +39,13 @@ export interface RunDirectory {
   markStageDone(stage: string, result?: unknown): void;
   /** Appends rows to `metrics.jsonl` (one write, fsynced; see {@link appendJsonl}). */
   appendMetrics(rows: MetricsRow[]): void;
+  /**
+   * Calls `listener` with the rows of every later {@link RunDirectory.appendMetrics}, once they
+   * are on disk: the one place a tracker (`@agentflow/tracking`) sees every metrics row. A
+   * listener runs on the training path, so it must return at once and must not throw (an
+   * exception reaches the caller of `appendMetrics`). Returns a function that removes it.
+   */
+  onMetrics(listener: MetricsListener): () => void;
   readMetrics(): MetricsRow[];
   /** The directory's writer lock, when opened with `lock` (see {@link acquireRunDirectoryLock}). */
   readonly lock: RunDirectoryLock | undefined;
@@ -89,6 +99,7 @@ function openLocked(root: string, lock: RunDirectoryLock | undefined): RunDirect
     report: join(root, 'report.html'),
     checkpoints: join(root, 'checkpoints'),
   };
+  const listeners = new Set<MetricsListener>();
   const ledger = openStageLedger(paths.state, { parse: (file) => validateConfig(readConfigFile(file), stageStateSchema, file) as StageState });
   return {
     root,
@@ -103,7 +114,14 @@ function openLocked(root: string, lock: RunDirectoryLock | undefined): RunDirect
     isStageDone: ledger.isDone,
     stageResult: ledger.result,
     markStageDone: ledger.markDone,
-    appendMetrics: (rows) => appendJsonl(paths.metrics, rows),
+    appendMetrics(rows) {
+      appendJsonl(paths.metrics, rows);
+      for (const listener of [...listeners]) listener(rows);
+    },
+    onMetrics(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     readMetrics: () => readJsonl<MetricsRow>(paths.metrics, { allowMissing: true }),
     lock,
     close: () => lock?.release(),
