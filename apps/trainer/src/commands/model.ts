@@ -70,9 +70,11 @@ export const registerModelCommand: RegisterCommand = (program, context) => {
     .requiredOption('--input <file>', 'JSON {"prompt_ids": [[...]], "completion_ids": [[...]]}')
     .option('--entropy', 'also print per-token entropies')
     .option('--device <device>', 'auto, cuda or cpu', 'auto')
-    .action(async (options: { model: string; adapter?: string; input: string; entropy?: boolean; device: string }) => {
+    .option('--dtype <dtype>', 'base weights in memory: float32, float16, bfloat16 (CUDA) or auto (policy.dtype)', 'float32')
+    .action(async (options: { model: string; adapter?: string; input: string; entropy?: boolean; device: string; dtype: string }) => {
       const scores = await scoreCompletions({
         modelDir: options.model,
+        dtype: parseChoice('--dtype', options.dtype, ['auto', 'float32', 'float16', 'bfloat16']),
         ...(options.adapter ? { adapterDir: options.adapter } : {}),
         device: parseChoice('--device', options.device, ['auto', 'cuda', 'cpu']),
         batch: readCompletionFile(options.input),

@@ -33,6 +33,7 @@ export function plannerPhases(context: Pick<PipelineContext, 'config' | 'run' | 
     open: {
       seed: config.seed,
       device: config.device,
+      dtype: config.policy.dtype,
       recompute: config.policy.recompute,
       chatTemplateKwargs: config.policy.chatTemplateKwargs,
       objectives: [clippedSurrogateObjective],

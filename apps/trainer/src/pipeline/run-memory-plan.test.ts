@@ -16,7 +16,8 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 function configFolder(name: string, preset: string): string {
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'config.json'), JSON.stringify(toHfConfig(getModelPreset(preset))));
+  // torch_dtype as the published checkpoints say it: bf16.
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...toHfConfig(getModelPreset(preset)), torch_dtype: 'bfloat16' }));
   return dir;
 }
 const planner = configFolder('Qwen3-8B', 'qwen3-8b-shape');
@@ -37,7 +38,11 @@ describe('the memory plan of --dry-run', () => {
     );
     const printed = formatDryRun(load(), [], ['train']);
     expect(printed).toMatch(/memory plan \(predicted peak/);
-    expect(printed).toMatch(/planner weights: 61\.03 GiB \(8\.19B parameters, float32 \(30\.51 GiB\) x 2 device copies/);
+    // policy.dtype auto on CUDA: the folder's bf16, cast to float32 per use (the training step holds the head's 2.32 GiB).
+    expect(printed).toMatch(/planner weights: 30\.51 GiB \(8\.19B parameters, bfloat16 \(15\.26 GiB\) x 2 device copies/);
+    expect(printed).toMatch(/planner float32 casts: 2\.51 GiB .*training 2\.32 GiB/);
+    expect(formatDryRun(load('policy.dtype=float32'), [], ['train'])).toMatch(/planner weights: 61\.03 GiB \(8\.19B parameters, float32 \(30\.51 GiB\) x 2 device copies/);
+    expect(runMemoryPlan(load('policy.dtype=float32')).totalBytes - plan.totalBytes).toBeCloseTo((61.03 - 30.51 - 2.51) * 2 ** 30, -8);
     // With recomputation (the config sets it) the reference setup fits one H200; without, it does not.
     expect(plan.fits).toBe(true);
     expect(plan.totalBytes).toBeLessThan(139 * 2 ** 30);

@@ -60,17 +60,10 @@ export function runMemoryModels(config: RunConfig): PlannedModel[] {
   if (prmTrainable.kind !== 'head') {
     prmSessions.push({ kind: 'scalar-head', name: 'training', rows: DEFAULT_PRM_TRAINING_BATCH_SIZE, sequence: prmSequence, training: true, recompute: policy.recompute });
   }
-  const planner: PlannedModel = {
-      name: 'planner',
-      config: modelConfig(policy.model, config.task),
-      // An adapter, or every weight when either phase trains in full (with DAPO's, a copy of the warm planner as the KL reference).
-      ...plannedPhaseTraining({
-        warm: { trainable: config.warmStart.trainable, lora: policy.lora },
-        trained: { trainable: train.trainable, lora: train.lora },
-        klReference: train.klCoefficient > 0,
-      }),
-      sessions,
-  };
+  // An adapter, or every weight when either phase trains in full (with DAPO's, a copy of the warm planner as the KL reference); the weights at policy.dtype.
+  const phases = { warm: { trainable: config.warmStart.trainable, lora: policy.lora }, trained: { trainable: train.trainable, lora: train.lora }, klReference: train.klCoefficient > 0 };
+  const weights = { requested: policy.dtype, device: config.device, ...('path' in policy.model ? { modelDir: policy.model.path } : {}) };
+  const planner: PlannedModel = { name: 'planner', config: modelConfig(policy.model, config.task), ...plannedPhaseTraining({ ...phases, weights }), sessions };
   // Without step credit (outcome, GiGPO) the run has no PRM stages and loads no PRM.
   if (!needsStepScores(train.credit)) return [planner];
   return [

@@ -3,7 +3,7 @@ import { createRuntime, type Device } from '@agentflow/tensor';
 import { loraLayoutOf, peftGradients } from '../graph/lora-inputs';
 import { nllObjective } from '../graph/policy-training-graph';
 import { loadLoraAdapter } from '../lora/peft-format';
-import { loadModel } from '../weights/model-folder';
+import { loadPolicyModel, type PolicyDtype } from '../policy/policy-dtype';
 import { type CompletionScores, createCausalLm } from './causal-lm';
 import { createPolicyTrainer } from './training-step';
 
@@ -17,6 +17,8 @@ export interface ScoreCompletionsSettings {
   batch: PolicyBatch;
   /** Default 'auto'. */
   device?: Device;
+  /** Element type of the base weights (resolveWeightDtype); default 'float32', the folder's values exactly, for comparisons. */
+  dtype?: PolicyDtype;
   /** Also return per-token entropies. Default false. */
   entropy?: boolean;
 }
@@ -26,7 +28,7 @@ export interface ScoreCompletionsSettings {
  * `agentflow model logprobs` prints them for comparison with other frameworks.
  */
 export async function scoreCompletions(settings: ScoreCompletionsSettings): Promise<CompletionScores> {
-  const model = await loadModel(settings.modelDir);
+  const model = await loadPolicyModel(settings.modelDir, { dtype: settings.dtype ?? 'float32', device: settings.device ?? 'auto' });
   const adapter = settings.adapterDir ? await loadLoraAdapter(settings.adapterDir, model.config) : undefined;
   const lm = await createCausalLm({ model, device: settings.device ?? 'auto', ...(adapter ? { lora: adapter.config } : {}) });
   try {
@@ -44,6 +46,8 @@ export interface CompletionNllGradientsSettings {
   batch: PolicyBatch;
   /** Default 'auto'. */
   device?: Device;
+  /** Element type of the base weights (resolveWeightDtype); default 'float32'. */
+  dtype?: PolicyDtype;
   /** What the batch is, in the error when it has no completion token (a CLI: `--input FILE`). Default `The batch`. */
   batchName?: string;
 }
@@ -63,7 +67,7 @@ export interface CompletionNllGradients {
  */
 export async function completionNllGradients(settings: CompletionNllGradientsSettings): Promise<CompletionNllGradients> {
   const { batch } = settings;
-  const model = await loadModel(settings.modelDir);
+  const model = await loadPolicyModel(settings.modelDir, { dtype: settings.dtype ?? 'float32', device: settings.device ?? 'auto' });
   const adapter = await loadLoraAdapter(settings.adapterDir, model.config);
   const tokens = batch.completionIds.reduce((sum, row) => sum + row.length, 0);
   if (tokens === 0) {

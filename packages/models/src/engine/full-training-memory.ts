@@ -35,6 +35,9 @@ function invalid(message: string, details: Record<string, unknown>): AgentFlowEr
 export function checkFullTraining(models: readonly PlannedModel[]): void {
   for (const model of models) {
     if (!model.fullTraining) continue;
+    if ((model.weightDtype ?? 'float32') !== 'float32') {
+      throw invalid(`${model.name} trains every weight in ${model.weightDtype}; full-parameter training keeps float32 master weights (weightDtype float32).`, { model: model.name, weightDtype: model.weightDtype });
+    }
     if (model.loraRank && model.loraRank > 0) {
       throw invalid(`${model.name} trains every weight and a LoRA adapter of rank ${model.loraRank}; plan one of the two (loraRank 0 with fullTraining).`, { model: model.name });
     }

@@ -65,9 +65,17 @@ describe('planMemory', () => {
       planMemory({
         device: 'cuda',
         availableBytes: 139 * gib,
-        models: [{ name: 'planner', config, loraRank: 64, trained: true, sessions: [{ kind: 'training', name: 'step', rows: 1, tokens: 3072, completionTokens: 1024, recompute }] }],
+        models: [
+          {
+            name: 'planner',
+            config,
+            loraRank: 64,
+            trained: true,
+            sessions: [{ kind: 'training', name: 'step', rows: 1, tokens: 3072, completionTokens: 1024, recompute, attention: { kind: 'full' } }],
+          },
+        ],
       });
-    // At 3k-token rows the kept attention scores dominate; recomputation keeps about a quarter of them.
+    // At 3k-token rows full attention's kept scores dominate; recomputation keeps about a quarter of them.
     expect(training(big, true).totalBytes).toBeLessThan(training(big, false).totalBytes / 2);
     expect(training(small, true).totalBytes).toBeLessThan(training(small, false).totalBytes);
     expect(training(small, true).fits).toBe(true);
@@ -75,6 +83,28 @@ describe('planMemory', () => {
     expect(kept.fits).toBe(false);
     expect(formatMemoryPlan(kept).at(-1)).toMatch(/of 139\.00 GiB on cuda .*DOES NOT FIT: [\d.]+ GiB over/);
     expect(formatMemoryPlan(training(small, true)).at(-1)).toMatch(/: fits$/);
+  });
+
+  it("counts blocked attention's one block of rows instead of [heads, rows, rows], so a recomputed step grows linearly with the row", () => {
+    const step = (tokens: number, attention?: { kind: 'full' } | { kind: 'blocked'; blockSize: number }) => {
+      const plan = planMemory({
+        device: 'cpu',
+        availableBytes: 64 * gib,
+        models: [{ name: 'planner', config: small, loraRank: 8, trained: true, sessions: [{ kind: 'training', name: 'step', rows: 1, tokens, completionTokens: 64, recompute: true, ...(attention ? { attention } : {}) }] }],
+      });
+      return { total: plan.totalBytes, row: plan.rows.find((row) => row.part === 'step (activations)')! };
+    };
+    const full = { kind: 'full' } as const;
+    // Full attention: one layer's score copies, 5.42 x 16 heads x rows^2 float32 values, 5.4 GiB at 4,096 tokens.
+    expect(step(4096, full).row.bytes - step(4096).row.bytes).toBeGreaterThan(5 * gib);
+    expect(step(4096, full).total / step(1024, full).total).toBeGreaterThan(2);
+    // Blocked (the default, 256-row blocks): 4 copies of 16 heads x 256 rows x 4,096 keys, 256 MiB.
+    expect(step(4096).row.detail).toMatch(/attention in 256-row blocks/);
+    expect(step(4096).total / step(1024).total).toBeLessThan(1.5);
+    const perBlock = 4 * 16 * 4096 * 4;
+    expect(step(4096, { kind: 'blocked', blockSize: 512 }).row.bytes - step(4096).row.bytes).toBe(perBlock * 256);
+    // A row no longer than one block is one block: the same count as its own rows squared.
+    expect(step(128, { kind: 'blocked', blockSize: 512 }).row.bytes).toBe(step(128).row.bytes);
   });
 
   it('refuses an available memory that is not a positive number of bytes', () => {
@@ -176,5 +206,21 @@ describe('planMemory', () => {
       expect(lora.fits).toBe(true);
       expect(result.advice[1]).toContain(`needs ${(lora.totalBytes / gib).toFixed(2)} GiB`);
     });
+  });
+
+  it('counts half-precision matrices at 2 bytes and norms at 4, with the float32 cast of the largest matrix per session; full training needs float32', () => {
+    const model = (weightDtype?: PlannedModel['weightDtype']): PlannedModel => ({ name: 'planner', config: small, sessions, ...(weightDtype ? { weightDtype } : {}) });
+    const plan = planMemory({ device: 'cpu', models: [model('float16')], availableBytes: 64 * gib });
+    const weights = plan.rows.find((row) => row.part === 'weights')!;
+    // Qwen3-0.6B: 596,049,920 parameters, of which 28 x (2 x 1024 + 2 x 128) + 1024 are norms.
+    const norms = 28 * (2 * 1024 + 2 * 128) + 1024;
+    expect(weights.bytes).toBe(2 * (parameterCount(small) - norms) + 4 * norms);
+    expect(weights.detail).toContain('float16');
+    // Inference casts one head block (2^24 elements) at once; the training step holds the whole head.
+    expect(plan.rows.find((row) => row.part === 'float32 casts')!.bytes).toBe(4 * 2 ** 24 + 4 * 151936 * 1024);
+    expect(planMemory({ device: 'cpu', models: [model()], availableBytes: 64 * gib }).rows.some((row) => row.part === 'float32 casts')).toBe(false);
+    expect(() => planMemory({ device: 'cpu', models: [{ ...model('bfloat16'), fullTraining: { reference: 'none' } }], availableBytes: 64 * gib })).toThrow(
+      /trains every weight in bfloat16; full-parameter training keeps float32 master weights/,
+    );
   });
 });

@@ -1,6 +1,8 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
+import { dtypeByteSize } from '@agentflow/tensor';
 import type { DecoderConfig } from '../config/decoder-config';
-import { LINEAR_MODULES, type LinearModule, linearShape } from '../weights/weight-names';
+import { HEAD_CAST_ELEMENTS } from '../graph/graph-weights';
+import { expectedWeightShapes, LINEAR_MODULES, type LinearModule, linearShape, type WeightDtype } from '../weights/weight-names';
 import { checkFullTraining, fullTrainingRows, type PlannedFullTraining, referenceScoring } from './full-training-memory';
 import { parameterCount } from './parameter-count';
 import { graphOf, type PlannedSession, sessionActivations } from './session-activations';
@@ -44,6 +46,13 @@ export interface PlannedModel {
    * besides them. See {@link fullTrainingRows} for what was measured.
    */
   fullTraining?: PlannedFullTraining;
+  /**
+   * Element type of the base weights (resolveWeightDtype; default float32): matrices count at its
+   * size, 1-D tensors (norms, biases) at float32's. Half precision adds, per ONNX Runtime session,
+   * the float32 cast of the largest matrix at its use (see {@link castBytes}). Full training
+   * needs float32.
+   */
+  weightDtype?: WeightDtype;
   sessions: readonly PlannedSession[];
 }
 
@@ -99,6 +108,25 @@ function loraParameters(config: DecoderConfig, rank: number, modules: readonly L
 
 const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GiB`;
 
+/** Bytes of the model's weights held as `dtype`: matrices at its size, 1-D tensors as float32. */
+export function weightBytesOf(config: DecoderConfig, dtype: WeightDtype): number {
+  let bytes = 0;
+  for (const shape of expectedWeightShapes(config).values()) bytes += shape.reduce((product, dimension) => product * dimension, 1) * (shape.length === 2 ? dtypeByteSize(dtype) : FLOAT32);
+  return bytes;
+}
+
+/**
+ * The float32 bytes a session of `graph` holds at once for half-precision weights cast at their
+ * use (WeightInitializers): the largest matrix of a layer, or the head in blocks of
+ * HEAD_CAST_ELEMENTS; a training step keeps the head's blocks until its backward, so the whole
+ * head there.
+ */
+function castBytes(config: DecoderConfig, graph: string): number {
+  const layer = Math.max(...LINEAR_MODULES.map((module) => linearShape(config, module)[0] * linearShape(config, module)[1]));
+  const head = config.vocabSize * config.hiddenSize;
+  return FLOAT32 * Math.max(layer, graph === 'training' ? head : Math.min(head, HEAD_CAST_ELEMENTS));
+}
+
 /** What full training costs before activations, and the plan with LoRA instead (see MemoryPlan.advice). */
 function fullTrainingAdvice(settings: MemoryPlanSettings, rows: readonly MemoryPlanRow[]): string[] {
   const full = settings.models.filter((model) => model.fullTraining);
@@ -145,7 +173,8 @@ export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
   for (const model of settings.models) {
     const { config } = model;
     const parameters = parameterCount(config);
-    const weightBytes = parameters * FLOAT32;
+    const dtype = model.weightDtype ?? 'float32';
+    const weightBytes = weightBytesOf(config, dtype);
     const graphs = new Set(model.sessions.map(graphOf));
     const copies = settings.device === 'cpu' ? 1 : graphs.size;
     const fedFromHost = model.fullTraining && settings.device === 'cuda' ? '; trained in full, so fed from host memory each run (the CUDA runtime cannot update device copies in place)' : '';
@@ -153,8 +182,17 @@ export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
       model: model.name,
       part: 'weights',
       bytes: weightBytes * copies,
-      detail: `${(parameters / 1e9).toFixed(2)}B parameters, float32 (${gib(weightBytes)}) x ${copies} ${settings.device === 'cpu' ? 'copy shared by every session' : `device cop${copies === 1 ? 'y' : 'ies'}, one per ONNX Runtime session (${[...graphs].join(', ')})`}${fedFromHost}`,
+      detail: `${(parameters / 1e9).toFixed(2)}B parameters, ${dtype} (${gib(weightBytes)}) x ${copies} ${settings.device === 'cpu' ? 'copy shared by every session' : `device cop${copies === 1 ? 'y' : 'ies'}, one per ONNX Runtime session (${[...graphs].join(', ')})`}${fedFromHost}`,
     });
+    if (dtype !== 'float32') {
+      const casts = [...graphs].map((graph) => castBytes(config, graph));
+      rows.push({
+        model: model.name,
+        part: 'float32 casts',
+        bytes: casts.reduce((sum, bytes) => sum + bytes, 0),
+        detail: `${dtype} matrices cast to float32 where they are used, the largest at once per session (${[...graphs].map((graph, index) => `${graph} ${gib(casts[index]!)}`).join(', ')})`,
+      });
+    }
     if (model.fullTraining) rows.push(...fullTrainingRows(model, model.fullTraining, weightBytes, settings.device));
     if (model.loraRank && model.loraRank > 0) {
       const lora = loraParameters(config, model.loraRank, model.loraModules ?? LINEAR_MODULES);

@@ -1,4 +1,5 @@
 import type { DecoderConfig } from '../config/decoder-config';
+import { type AttentionSettings, defaultAttention } from '../graph/decoder-graph';
 
 /**
  * The activation side of the memory plan: what each session's graph allocates per run, from the
@@ -33,6 +34,8 @@ export type PlannedSession =
       completionTokens: number;
       /** Layer activations recomputed in the backward pass (TrainingGraphSettings.recompute). */
       recompute: boolean;
+      /** The training graph's attention (TrainingGraphSettings.attention); default blocked, as the graph's. */
+      attention?: AttentionSettings;
     }
   | {
       kind: 'scalar-head';
@@ -42,6 +45,8 @@ export type PlannedSession =
       /** A training session (MSE and gradients) rather than scoring only. */
       training: boolean;
       recompute?: boolean;
+      /** The scalar head's attention; default blocked, as its graph's (a decoder without a KV cache). */
+      attention?: AttentionSettings;
     };
 
 const FLOAT32 = 4;
@@ -74,6 +79,15 @@ const TRAIN_RECOMPUTED_PER_WIDTH = 0.19;
 const TRAIN_RECOMPUTED_ATTENTION_COPIES = 5.42;
 const TRAIN_RECOMPUTED_VOCAB_COPIES = 3.72;
 const TRAIN_RECOMPUTED_SESSION_BYTES = 0.2 * 2 ** 30;
+/**
+ * Blocked attention (AttentionSettings 'blocked'): score-sized values of the block being computed,
+ * per head, query row of the block and key, counted from the backward loop's body (the block's
+ * probabilities, their gradient before and after the row term, and the score gradient), not
+ * fitted. One block is alive at a time in the whole graph, so nothing of it is per layer.
+ */
+const BLOCKED_ATTENTION_COPIES = 4;
+/** Blocked attention without recomputation: per layer, head and token, the two row statistics the backward reads. */
+const BLOCKED_ROW_STATISTICS = 2;
 /** Inference: values per token per unit of layer width (one layer alive at a time). */
 const INFER_PER_WIDTH = 1;
 /** Inference: vocabulary-wide values per scored token (logits, log-softmax, entropy). */
@@ -86,22 +100,38 @@ export function layerWidth(config: DecoderConfig): number {
   return config.hiddenSize + q + 2 * kv + 3 * config.intermediateSize;
 }
 
-/** Training-graph values: per-token and attention values of every layer, and the head's vocabulary-wide ones. */
-function trainingValues(config: DecoderConfig, rows: number, perRow: number, completionTokens: number, recompute: boolean) {
+/** The values of one block of blocked attention: every head's scores for up to `blockSize` query rows against every key. */
+function blockScores(config: DecoderConfig, rows: number, perRow: number, blockSize: number): number {
+  return config.numAttentionHeads * rows * Math.min(blockSize, perRow) * perRow;
+}
+
+/**
+ * Training-graph values: per-token and attention values of every layer, and the head's
+ * vocabulary-wide ones. Full attention keeps score copies of [heads, row, row] (every layer's, or
+ * with recomputation one layer's); blocked attention one block of rows at a time.
+ */
+function trainingValues(config: DecoderConfig, rows: number, perRow: number, completionTokens: number, recompute: boolean, attention: AttentionSettings) {
   const tokens = rows * perRow;
   const width = layerWidth(config);
   const layers = config.numHiddenLayers;
-  const attention = TRAIN_ATTENTION_COPIES * config.numAttentionHeads * rows * perRow * perRow; // one layer
+  const heads = config.numAttentionHeads;
+  const blocked = attention.kind === 'blocked' ? BLOCKED_ATTENTION_COPIES * blockScores(config, rows, perRow, attention.blockSize) : 0;
   const head = TRAIN_VOCAB_COPIES * completionTokens * config.vocabSize;
   if (!recompute) {
-    const layerValues = layers * (tokens * TRAIN_KEPT_PER_WIDTH * width + attention);
+    const perLayer = attention.kind === 'blocked' ? BLOCKED_ROW_STATISTICS * heads * tokens : TRAIN_ATTENTION_COPIES * heads * rows * perRow * perRow;
+    const layerValues = layers * (tokens * TRAIN_KEPT_PER_WIDTH * width + perLayer) + blocked;
     return { layerValues, head, total: layerValues + head };
   }
-  const recomputedAttention = TRAIN_RECOMPUTED_ATTENTION_COPIES * config.numAttentionHeads * rows * perRow * perRow; // one layer
+  const recomputedAttention = attention.kind === 'blocked' ? blocked : TRAIN_RECOMPUTED_ATTENTION_COPIES * heads * rows * perRow * perRow; // one layer
   const layerValues =
     layers * tokens * TRAIN_RECOMPUTED_PER_HIDDEN * config.hiddenSize + tokens * TRAIN_RECOMPUTED_PER_WIDTH * width + recomputedAttention + TRAIN_RECOMPUTED_SESSION_BYTES / FLOAT32;
   const recomputedHead = TRAIN_RECOMPUTED_VOCAB_COPIES * completionTokens * config.vocabSize;
   return { layerValues, head: recomputedHead, total: layerValues + recomputedHead };
+}
+
+/** How a session's attention reads in the plan's detail. */
+function attentionDetail(attention: AttentionSettings): string {
+  return attention.kind === 'blocked' ? `, attention in ${attention.blockSize}-row blocks` : ', full attention';
 }
 
 export function sessionActivations(config: DecoderConfig, session: PlannedSession): { bytes: number; detail: string } {
@@ -111,10 +141,11 @@ export function sessionActivations(config: DecoderConfig, session: PlannedSessio
   const heads = config.numAttentionHeads;
   const kv = config.numKeyValueHeads * config.headDim;
   if (session.kind === 'training') {
-    const values = trainingValues(config, session.rows, session.tokens / session.rows, session.completionTokens, session.recompute);
+    const attention = session.attention ?? defaultAttention(false);
+    const values = trainingValues(config, session.rows, session.tokens / session.rows, session.completionTokens, session.recompute, attention);
     return {
       bytes: FLOAT32 * values.total,
-      detail: `${session.tokens} tokens (${session.rows} rows, ${session.completionTokens} completion tokens)${session.recompute ? ', layers recomputed' : ''}: layers ${gib(FLOAT32 * values.layerValues)}, LM head ${gib(FLOAT32 * values.head)}`,
+      detail: `${session.tokens} tokens (${session.rows} rows, ${session.completionTokens} completion tokens)${session.recompute ? ', layers recomputed' : ''}${attentionDetail(attention)}: layers ${gib(FLOAT32 * values.layerValues)}, LM head ${gib(FLOAT32 * values.head)}`,
     };
   }
   const tokens = session.rows * session.sequence;
@@ -122,10 +153,16 @@ export function sessionActivations(config: DecoderConfig, session: PlannedSessio
   const perRun = session.kind === 'inference' ? Math.min(session.chunk ?? session.sequence, session.sequence) : session.sequence;
   const scores = 3 * heads * session.rows * perRun * session.sequence;
   if (session.kind === 'scalar-head') {
+    // The scalar head's decoder has no KV cache: blocked attention unless the session says otherwise.
+    const attention = session.attention ?? defaultAttention(false);
+    const scoring = attention.kind === 'blocked' ? 3 * blockScores(config, session.rows, session.sequence, attention.blockSize) : scores;
     const values = session.training
-      ? trainingValues(config, session.rows, session.sequence, 0, session.recompute ?? false).total
-      : session.rows * perRun * INFER_PER_WIDTH * width + scores;
-    return { bytes: FLOAT32 * values, detail: `${session.rows} rows x ${session.sequence} tokens${session.training ? `, training${session.recompute ? ', layers recomputed' : ''}` : ''}` };
+      ? trainingValues(config, session.rows, session.sequence, 0, session.recompute ?? false, attention).total
+      : session.rows * perRun * INFER_PER_WIDTH * width + scoring;
+    return {
+      bytes: FLOAT32 * values,
+      detail: `${session.rows} rows x ${session.sequence} tokens${session.training ? `, training${session.recompute ? ', layers recomputed' : ''}` : ''}${attentionDetail(attention)}`,
+    };
   }
   // The head runs at the scored positions and the last one (sampling).
   const logits = INFER_VOCAB_COPIES * vocab * session.rows * (session.scored + 1);

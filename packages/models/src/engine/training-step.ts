@@ -12,7 +12,7 @@ import {
   TOKEN_WEIGHTS,
   type TrainedTensors,
 } from '../graph/policy-training-graph';
-import { ATTENTION_MASK, INPUT_IDS, POSITION_IDS } from '../graph/decoder-graph';
+import { ATTENTION_MASK, type AttentionSettings, INPUT_IDS, POSITION_IDS } from '../graph/decoder-graph';
 import { type LoraLayout, loraFeeds } from '../graph/lora-inputs';
 import type { LoraAdapter } from '../lora/lora-adapter';
 import type { DecoderModel } from '../weights/random-model';
@@ -63,6 +63,8 @@ export interface PolicyTrainerCommonSettings {
   hostWeights?: boolean;
   /** Recompute layer activations in the backward pass (see TrainingGraphSettings); default false. */
   recompute?: boolean;
+  /** How the training graph computes attention (see TrainingGraphSettings); default blocked. */
+  attention?: AttentionSettings;
   /** The objectives this trainer can train; each batch is trained with the one of its `objective.kind` (a later one of the same kind replaces an earlier). */
   objectives: readonly PolicyObjectiveGraph[];
   padTokenId?: number;
@@ -126,7 +128,10 @@ export function createPolicyTrainer(settings: PolicyTrainerSettings): PolicyTrai
         });
       }
       entry = (async () => {
-        const built = buildPolicyTrainingGraph(settings.model, trained, objectiveGraph, objective, { recompute: settings.recompute ?? false });
+        const built = buildPolicyTrainingGraph(settings.model, trained, objectiveGraph, objective, {
+          recompute: settings.recompute ?? false,
+          ...(settings.attention ? { attention: settings.attention } : {}),
+        });
         const session = await createGraphSession(settings.runtime, built.graph, `qwen3-training-${objective.kind}`, {
           hostWeights: settings.hostWeights ?? false,
         });

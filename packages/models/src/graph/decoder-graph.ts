@@ -1,3 +1,4 @@
+import { assertNever } from '@agentflow/core';
 import type { GraphBuilder, SymbolicTensor } from '@agentflow/tensor';
 import { biasedModules, hasQueryKeyNorm } from '../config/decoder-architecture';
 import type { DecoderConfig } from '../config/decoder-config';
@@ -18,6 +19,45 @@ export interface DecoderSettings {
   kvCache: boolean;
   /** LoRA tensors by `linearPath(layer, module)`. */
   lora?: ReadonlyMap<string, LoraTensors>;
+  /**
+   * How each layer computes attention. Default: {@link defaultAttention} of `kvCache` (blocked
+   * for graphs without a cache, which training uses; full for the cached inference graph).
+   */
+  attention?: AttentionSettings;
+}
+
+/** How a decoder layer computes attention; both give the same values within float32 rounding. */
+export type AttentionSettings =
+  /**
+   * Every query row against every key at once: per layer a [batch, heads, sequence, total] score
+   * tensor (and its softmax, and in training their gradients), which grows with the square of
+   * the row length.
+   */
+  | { kind: 'full' }
+  /**
+   * Blocks of `blockSize` query rows, each against every key, in an ONNX Loop whose backward
+   * recomputes each block's probabilities (GraphBuilder.blockedAttention): per layer one
+   * [batch, heads, blockSize, total] block at a time, so memory grows linearly with the row
+   * length. A row no longer than `blockSize` runs as one block.
+   */
+  | { kind: 'blocked'; blockSize: number };
+
+/**
+ * Query rows per block of blocked attention by default. At the Qwen3-0.6B shape on the CPU, a
+ * LoRA step at 1,024 tokens took 1.04x the unblocked step's time, and one attention layer's
+ * forward and backward at 4,096 tokens added 343 MiB against 4,006 MiB unblocked (docs/perf.md,
+ * issue #32).
+ */
+export const DEFAULT_ATTENTION_BLOCK_SIZE = 256;
+
+/**
+ * The attention a decoder graph uses unless told: blocked ({@link DEFAULT_ATTENTION_BLOCK_SIZE})
+ * without a KV cache (training, scalar heads), where [rows, rows] scores and their gradients
+ * are what grows with the square of the row; full with one (the inference graph, whose decode
+ * steps run one row and would pay a Loop per layer for nothing).
+ */
+export function defaultAttention(kvCache: boolean): AttentionSettings {
+  return kvCache ? { kind: 'full' } : { kind: 'blocked', blockSize: DEFAULT_ATTENTION_BLOCK_SIZE };
 }
 
 /** The graph inputs and tensors {@link buildDecoder} produced. */
@@ -87,20 +127,24 @@ export function buildDecoder(
   const sin = graph.unsqueeze(graph.sin(doubled), [1]);
   const rope = (x: SymbolicTensor) => graph.add(graph.mul(x, cos), graph.mul(rotateHalf(graph, x, headDim), sin));
 
-  // Additive mask [batch, 1, 1, sequence, total]: 0 where visible, MASKED_SCORE elsewhere.
-  const total = graph.reshape(graph.shape(attentionMask, 1, 2), []); // scalar
-  const sequence = graph.reshape(graph.shape(inputIds, 1, 2), []);
-  const keyIndex = graph.range(0, total, 1, 'int64'); // [total]
-  const queryIndex = graph.range(graph.sub(total, sequence), total, 1, 'int64'); // [sequence]
-  const causal = graph.not(graph.greater(graph.unsqueeze(keyIndex, [0]), graph.unsqueeze(queryIndex, [1]))); // [sequence, total]
-  const padding = graph.cast(graph.unsqueeze(attentionMask, [1, 2, 3]), 'bool'); // [batch, 1, 1, 1, total]
-  const visible = graph.cast(graph.and(padding, causal), 'float32');
-  const maskBias = graph.mul(graph.sub(visible, 1), -MASKED_SCORE); // [batch, 1, 1, sequence, total]
+  const attention = settings.attention ?? defaultAttention(settings.kvCache);
+  // Full attention's additive mask [batch, 1, 1, sequence, total]: 0 where visible, MASKED_SCORE elsewhere.
+  let maskBias: SymbolicTensor | undefined;
+  if (attention.kind === 'full') {
+    const total = graph.reshape(graph.shape(attentionMask, 1, 2), []); // scalar
+    const sequence = graph.reshape(graph.shape(inputIds, 1, 2), []);
+    const keyIndex = graph.range(0, total, 1, 'int64'); // [total]
+    const queryIndex = graph.range(graph.sub(total, sequence), total, 1, 'int64'); // [sequence]
+    const causal = graph.not(graph.greater(graph.unsqueeze(keyIndex, [0]), graph.unsqueeze(queryIndex, [1]))); // [sequence, total]
+    const padding = graph.cast(graph.unsqueeze(attentionMask, [1, 2, 3]), 'bool'); // [batch, 1, 1, 1, total]
+    const visible = graph.cast(graph.and(padding, causal), 'float32');
+    maskBias = graph.mul(graph.sub(visible, 1), -MASKED_SCORE); // [batch, 1, 1, sequence, total]
+  }
 
   const biased = new Set(biasedModules(config));
   const linear = (x: SymbolicTensor, layer: number, module: LinearModule) => {
     const path = linearPath(layer, module);
-    let y = graph.matmulTransposed(x, weights.plain(`${path}.weight`)); // weight [out, in]
+    let y = graph.matmulTransposed(x, weights.float32(`${path}.weight`, x)); // weight [out, in], cast here (once x exists) when held in half precision
     if (biased.has(module)) y = graph.add(y, weights.plain(`${path}.bias`)); // bias [out]; part of the base layer, as PEFT's LoRA wraps it
     const adapter = settings.lora?.get(path);
     if (adapter) {
@@ -110,7 +154,7 @@ export function buildDecoder(
     return y;
   };
 
-  let hidden = graph.gather(weights.plain('model.embed_tokens.weight'), inputIds); // [batch, sequence, hidden]
+  let hidden = weights.gatherRows('model.embed_tokens.weight', inputIds); // [batch, sequence, hidden]
   const presents: DecoderTensors['presents'] = [];
   const boundaries = [hidden];
   for (let layer = 0; layer < config.numHiddenLayers; layer++) {
@@ -134,9 +178,27 @@ export function buildDecoder(
     presents.push({ key, value });
     // Grouped-query attention without copying keys: [batch, kvHeads, groups, sequence, headDim].
     const groupedQuery = graph.reshape(query, [0, numKeyValueHeads, groups, -1, headDim]);
-    const scores = graph.matmul(groupedQuery, graph.transpose(graph.unsqueeze(key, [2]), [0, 1, 2, 4, 3])); // [batch, kvHeads, groups, sequence, total]
-    const probabilities = graph.softmax(graph.add(graph.mul(scores, headDim ** -0.5), maskBias), -1);
-    const attended = graph.matmul(probabilities, graph.unsqueeze(value, [2])); // [batch, kvHeads, groups, sequence, headDim]
+    let attended: SymbolicTensor; // [batch, kvHeads, groups, sequence, headDim]
+    switch (attention.kind) {
+      case 'full': {
+        const scores = graph.matmul(groupedQuery, graph.transpose(graph.unsqueeze(key, [2]), [0, 1, 2, 4, 3])); // [batch, kvHeads, groups, sequence, total]
+        const probabilities = graph.softmax(graph.add(graph.mul(scores, headDim ** -0.5), maskBias!), -1);
+        attended = graph.matmul(probabilities, graph.unsqueeze(value, [2]));
+        break;
+      }
+      case 'blocked':
+        // The same mask (key j visible to row i when attention_mask[b, j] = 1 and j <= past + i), built per block.
+        attended = graph.blockedAttention(groupedQuery, key, value, {
+          blockSize: attention.blockSize,
+          scale: headDim ** -0.5,
+          causal: true,
+          keyMask: attentionMask,
+          maskedScore: MASKED_SCORE,
+        });
+        break;
+      default:
+        assertNever(attention);
+    }
     const merged = graph.reshape(
       graph.transpose(graph.reshape(attended, [0, numAttentionHeads, -1, headDim]), [0, 2, 1, 3]),
       [0, 0, numAttentionHeads * headDim],
@@ -152,10 +214,12 @@ export function buildDecoder(
   return { inputIds, attentionMask, positionIds, hidden, presents, boundaries, weights };
 }
 
-/** logits = hidden @ W_head^T: [..., hidden] -> [..., vocab] (a tied head reads the embedding itself). */
-export function lmHead(graph: GraphBuilder, config: DecoderConfig, decoder: DecoderTensors): (hidden: SymbolicTensor) => SymbolicTensor {
-  const head = decoder.weights.plain(lmHeadName(config)); // [vocab, hidden]
-  return (hidden) => graph.matmulTransposed(hidden, head);
+/**
+ * logits = hidden @ W_head^T: [..., hidden] -> [..., vocab] (a tied head reads the embedding
+ * itself; a half-precision head is cast in blocks of rows, WeightInitializers.head).
+ */
+export function lmHead(_graph: GraphBuilder, config: DecoderConfig, decoder: DecoderTensors): (hidden: SymbolicTensor) => SymbolicTensor {
+  return (hidden) => decoder.weights.head(hidden, lmHeadName(config)); // W_head [vocab, hidden]
 }
 
 /** The decoder's final hidden states at `positions` ([batch, count] int64): [batch, count, hidden]. */

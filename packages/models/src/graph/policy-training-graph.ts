@@ -1,7 +1,7 @@
 import { AgentFlowError, assertNever, describeValue, type PolicyObjective, type PolicyTrainingBatch } from '@agentflow/core';
 import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
 import type { DecoderModel } from '../weights/random-model';
-import { buildDecoder, type LoraTensors, logprobsAt } from './decoder-graph';
+import { type AttentionSettings, buildDecoder, type LoraTensors, logprobsAt } from './decoder-graph';
 import { declareLoraInputs, type LoraLayout, loraInputName } from './lora-inputs';
 
 /** Per-token fields of a training batch that an objective may read, aligned with completionIds. */
@@ -94,6 +94,8 @@ export interface TrainingGraphSettings {
    * Default false.
    */
   recompute?: boolean;
+  /** How the decoder computes attention; default blocked (see defaultAttention in decoder-graph.ts). */
+  attention?: AttentionSettings;
 }
 
 /**
@@ -120,7 +122,11 @@ export function buildPolicyTrainingGraph(
   }
   const graph = createGraphBuilder({ name: 'qwen3-policy-training' });
   const loraTensors = trained.kind === 'lora' ? declareLoraInputs(graph, trained.layout) : undefined;
-  const decoder = buildDecoder(graph, model.config, model.weights, { kvCache: false, ...(loraTensors ? { lora: loraTensors } : {}) });
+  const decoder = buildDecoder(graph, model.config, model.weights, {
+    kvCache: false,
+    ...(loraTensors ? { lora: loraTensors } : {}),
+    ...(settings.attention ? { attention: settings.attention } : {}),
+  });
   const targets = graph.input('target_ids', 'int64', ['batch', 'sequence']);
   const positions = graph.input(COMPLETION_POSITIONS, 'int64', ['batch', 'completion']);
   const mask = graph.input(COMPLETION_MASK, 'float32', ['batch', 'completion']);

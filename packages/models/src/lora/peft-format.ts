@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentFlowError, diskFullError, isDiskFullError, writeFileAtomic } from '@agentflow/core';
-import { type HostTensor, readSafetensors, writeSafetensors } from '@agentflow/tensor';
+import { type HostTensor, readSafetensors, toFloat32, writeSafetensors } from '@agentflow/tensor';
 import type { DecoderConfig } from '../config/decoder-config';
-import { LINEAR_MODULES, type LinearModule, linearShape, type ModelWeights } from '../weights/weight-names';
+import { isHalfWeight, LINEAR_MODULES, type LinearModule, linearShape, type ModelWeights } from '../weights/weight-names';
 import { type LoraAdapter, type LoraMatrices, loraScale, loraTargets, parseLoraSettings } from './lora-adapter';
 
 /** PEFT's key for one matrix: `base_model.model.{path}.lora_A.weight`. */
@@ -112,7 +112,8 @@ export function mergeLoraAdapter(weights: ModelWeights, adapter: LoraAdapter): M
     const name = `${path}.weight`;
     const base = weights.get(name);
     if (!base) throw new AgentFlowError({ code: 'NOT_FOUND', message: `Weight ${name} is missing.`, details: { name } });
-    const data = base.data.slice();
+    // A half-precision base is merged in float32 (the merged matrix stays float32).
+    const data = isHalfWeight(base) ? toFloat32({ dtype: base.dtype, shape: base.shape, data: base.data }).data : base.data.slice();
     for (let row = 0; row < m.outFeatures; row++) {
       for (let k = 0; k < rank; k++) {
         const coefficient = scale * m.b[row * rank + k]!;

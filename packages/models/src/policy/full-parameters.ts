@@ -3,7 +3,7 @@ import type { TensorRuntime } from '@agentflow/tensor';
 import { type CausalLm, createCausalLm } from '../engine/causal-lm';
 import { loadModel, saveModelFolder, type TokenizerSource } from '../weights/model-folder';
 import type { DecoderModel } from '../weights/random-model';
-import type { ModelWeights } from '../weights/weight-names';
+import { float32WeightData, type ModelWeights } from '../weights/weight-names';
 import type { PolicyParameters } from './policy-parameters';
 
 /** Settings for {@link createFullParameters}. */
@@ -20,7 +20,7 @@ export interface FullParametersSettings {
 
 /** A copy of every weight of `weights`, as they are now. */
 function copyWeights(weights: ModelWeights): ModelWeights {
-  return new Map([...weights].map(([name, tensor]) => [name, { shape: [...tensor.shape], data: tensor.data.slice() }]));
+  return new Map([...weights].map(([name, tensor]) => [name, { shape: [...tensor.shape], data: float32WeightData(name, tensor, 'Full-parameter training').slice() }]));
 }
 
 /**
@@ -34,7 +34,7 @@ export function createFullParameters(settings: FullParametersSettings): PolicyPa
   for (const name of settings.weightNames) {
     const tensor = model.weights.get(name);
     if (!tensor) throw new AgentFlowError({ code: 'NOT_FOUND', message: `The model has no weight ${describeValue(name)}.`, details: { name } });
-    parameters[name] = tensor.data;
+    parameters[name] = float32WeightData(name, tensor, 'Full-parameter training');
   }
   const frozenModels: Promise<CausalLm>[] = [];
   return {
@@ -92,7 +92,7 @@ export function createFullParameters(settings: FullParametersSettings): PolicyPa
         });
       }
       // In place: every session reads these very arrays.
-      for (const [name, tensor] of model.weights) tensor.data.set(loaded.weights.get(name)!.data);
+      for (const [name, tensor] of model.weights) float32WeightData(name, tensor, 'Full-parameter training').set(float32WeightData(name, loaded.weights.get(name)!, 'Full-parameter training'));
     },
     async release() {
       for (const lm of frozenModels.splice(0)) {

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTokenizer } from '../tokenizer/load-tokenizer';
-import { loadModel } from '../weights/model-folder';
 import { restoreInterruptedFolder } from '../weights/replace-folder';
 import { createLocalPolicy } from './local-policy';
+import { loadPolicyModel } from './policy-dtype';
 import { type OpenedPolicy, openedPolicy, type PolicyOpenSettings } from './opened-policy';
 import type { FullTrainableSet } from './trainable-set';
 
@@ -30,7 +30,7 @@ export interface OpenFullPolicySettings extends PolicyOpenSettings {
  */
 export async function openFullPolicy(settings: OpenFullPolicySettings): Promise<OpenedPolicy<FullTrainableSet>> {
   const { modelDir, checkpoint } = settings;
-  const model = await loadModel(modelDir);
+  const model = await loadPolicyModel(modelDir, { dtype: settings.dtype ?? 'auto', device: settings.device ?? 'auto', trainable: 'full' });
   const tokenizer = await loadTokenizer(modelDir, { chatTemplateKwargs: settings.chatTemplateKwargs });
   const policy = await createLocalPolicy({
     model,

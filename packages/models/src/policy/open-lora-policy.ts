@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoraSettings } from '../lora/lora-adapter';
 import { loadTokenizer } from '../tokenizer/load-tokenizer';
-import { loadModel } from '../weights/model-folder';
 import { createLocalPolicy } from './local-policy';
+import { loadPolicyModel } from './policy-dtype';
 import { type OpenedLoraPolicy, openedPolicy, type PolicyOpenSettings } from './opened-policy';
 
 /** @deprecated The same as {@link PolicyOpenSettings}, which full-parameter policies share. */
@@ -31,7 +31,7 @@ export interface OpenLoraPolicySettings extends PolicyOpenSettings {
  */
 export async function openLoraPolicy(settings: OpenLoraPolicySettings): Promise<OpenedLoraPolicy> {
   const { modelDir, checkpoint } = settings;
-  const model = await loadModel(modelDir);
+  const model = await loadPolicyModel(modelDir, { dtype: settings.dtype ?? 'auto', device: settings.device ?? 'auto', trainable: 'lora' });
   const tokenizer = await loadTokenizer(modelDir, { chatTemplateKwargs: settings.chatTemplateKwargs });
   const policy = await createLocalPolicy({
     model,

@@ -3,6 +3,7 @@ import type { Device, TensorRuntime } from '@agentflow/tensor';
 import type { PolicyObjectiveGraph } from '../graph/policy-training-graph';
 import type { ChatTemplateKwargs, ModelTokenizer } from '../tokenizer/load-tokenizer';
 import type { LocalPolicy } from './local-policy';
+import type { PolicyDtype } from './policy-dtype';
 import type { LoraTrainableSet, TrainableSet } from './trainable-set';
 
 /** What every policy opened from a folder shares (see {@link LocalPolicySettings} for each). */
@@ -11,6 +12,12 @@ export interface PolicyOpenSettings {
   seed?: number;
   /** Default 'auto' (CUDA when its provider is installed, else the CPU). */
   device?: Device;
+  /**
+   * Element type of the base weights in memory (resolveWeightDtype): 'auto' (default; the folder's
+   * own type on CUDA, float32 on the CPU and when the weights train in full), 'float32',
+   * 'bfloat16' (CUDA only) or 'float16'.
+   */
+  dtype?: PolicyDtype;
   /** The ONNX Runtime to open sessions on (instead of one for `device`), e.g. shared by several policies. */
   runtime?: TensorRuntime;
   /** Recompute layer activations in the backward pass (less memory); default false. */

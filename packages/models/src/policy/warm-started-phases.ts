@@ -1,6 +1,7 @@
 import { AgentFlowError } from '@agentflow/core';
 import type { PlannedModel } from '../engine/memory-plan';
 import type { LoraSettings } from '../lora/lora-adapter';
+import { plannedWeightDtype } from './policy-dtype';
 import type { TrainableSet } from './trainable-set';
 
 /** What the warm phase trains: `trainable`, with the adapter's shape for LoRA. */
@@ -51,9 +52,13 @@ export function plannedPhaseTraining(settings: {
   warm: WarmPhaseTraining;
   trained: TrainedPhaseTraining;
   klReference: boolean;
-}): Pick<PlannedModel, 'loraRank' | 'trained' | 'fullTraining'> {
+  /** The base weights' `policy.dtype` on `device`, of the folder `modelDir` (plannedWeightDtype); absent: float32. */
+  weights?: Omit<Parameters<typeof plannedWeightDtype>[0], 'trainable'>;
+}): Pick<PlannedModel, 'loraRank' | 'trained' | 'fullTraining' | 'weightDtype'> {
   const { warm, trained } = settings;
-  if (trained.trainable.kind === 'full') return { fullTraining: { reference: settings.klReference ? 'copy' : 'none' } };
-  if (warm.trainable.kind === 'full') return { fullTraining: { reference: 'none' } };
-  return { loraRank: (trained.lora ?? warm.lora).rank, trained: true };
+  const full = trained.trainable.kind === 'full' || warm.trainable.kind === 'full';
+  const weightDtype = settings.weights ? { weightDtype: plannedWeightDtype({ ...settings.weights, trainable: full ? 'full' : 'lora' }) } : {};
+  if (trained.trainable.kind === 'full') return { fullTraining: { reference: settings.klReference ? 'copy' : 'none' }, ...weightDtype };
+  if (warm.trainable.kind === 'full') return { fullTraining: { reference: 'none' }, ...weightDtype };
+  return { loraRank: (trained.lora ?? warm.lora).rank, trained: true, ...weightDtype };
 }

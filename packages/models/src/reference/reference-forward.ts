@@ -2,7 +2,7 @@ import { AgentFlowError } from '@agentflow/core';
 import { biasedModules, hasQueryKeyNorm } from '../config/decoder-architecture';
 import type { DecoderConfig } from '../config/decoder-config';
 import { ropeInverseFrequencies } from '../config/rope-scaling';
-import { type LinearModule, linearPath, lmHeadName, type ModelWeights } from '../weights/weight-names';
+import { float32WeightData, type LinearModule, linearPath, lmHeadName, type ModelWeights } from '../weights/weight-names';
 
 /**
  * An independent float64 forward pass in plain TypeScript, written from the semantics of Hugging
@@ -23,7 +23,7 @@ export interface ReferenceOutput {
 function tensor(weights: ModelWeights, name: string): Float32Array {
   const found = weights.get(name);
   if (!found) throw new AgentFlowError({ code: 'NOT_FOUND', message: `Weight ${name} is missing.`, details: { name } });
-  return found.data;
+  return float32WeightData(name, found, 'The reference forward');
 }
 
 /** y = W x (+ b) for a row-major W of shape [out, in]. */

@@ -1,9 +1,20 @@
 import { totalmem } from 'node:os';
 import { AgentFlowError, describeValue } from '@agentflow/core';
-import { openSafetensors, type SafetensorsFile } from '@agentflow/tensor';
+import {
+  bfloat16ToFloat16Array,
+  dtypeByteSize,
+  firstNonFiniteHalf,
+  float16ToBfloat16Array,
+  float32ToBfloat16Array,
+  float32ToFloat16Array,
+  type HostTensor,
+  openSafetensors,
+  type SafetensorsFile,
+  type TensorDtype,
+} from '@agentflow/tensor';
 import type { DecoderConfig } from '../config/decoder-config';
 import { folderFile, readFolderJson } from './folder-files';
-import { expectedWeightShapes, type ModelWeights } from './weight-names';
+import { expectedWeightShapes, type ModelWeights, type WeightDtype, type WeightTensor } from './weight-names';
 
 /** Settings of {@link loadModelWeights} and {@link checkModelWeights}. */
 export interface LoadWeightsSettings {
@@ -12,14 +23,27 @@ export interface LoadWeightsSettings {
    * (`os.totalmem()`). A folder whose config implies more is refused before any tensor is read.
    */
   memoryLimitBytes?: number;
+  /**
+   * The element type the model's matrices are held in: 'float32' (default; every tensor decoded
+   * to float32 on load), 'float16' or 'bfloat16': each 2-D tensor kept as the file stores it when
+   * it is already that type (its bytes go to the sessions as they are, never through a float32
+   * array), or converted to it one tensor at a time (bfloat16 to float16 bit to bit, exact within
+   * float16's normal range). 1-D tensors (norms, biases) are float32 whatever this says. A value
+   * the type cannot hold (float16 past 65504) is refused, naming the tensor.
+   */
+  dtype?: WeightDtype;
 }
 
 /** What {@link checkModelWeights} found: every expected tensor is there, with its shape. */
 export interface WeightsPlan {
   /** Parameters the config implies (and the files hold). */
   parameters: number;
-  /** Bytes of those parameters as float32, the in-memory layout. */
+  /** Bytes of those parameters as float32, the default in-memory layout. */
   float32Bytes: number;
+  /** Bytes they take in memory held as `dtype` (matrices at its size, 1-D tensors as float32). */
+  bytes: number;
+  /** The element type the files store the embedding in (a folder's weights share one, as transformers saves them). */
+  storedDtype: TensorDtype;
   /** The safetensors files that hold them, relative to the folder. */
   files: string[];
 }
@@ -112,7 +136,9 @@ function planWeights(
       sources.set(name, handle);
     }
   }
+  const dtype = settings.dtype ?? 'float32';
   let parameters = 0;
+  let bytes = 0;
   for (const [name, shape] of expected) {
     const entry = sources.get(name)?.entries.get(name);
     if (!entry) {
@@ -136,25 +162,28 @@ function planWeights(
         details: { dir, name, dtype: entry.dtype },
       });
     }
-    parameters += shape.reduce((product, dimension) => product * dimension, 1);
+    const size = shape.reduce((product, dimension) => product * dimension, 1);
+    parameters += size;
+    bytes += size * (shape.length === 2 ? dtypeByteSize(dtype) : 4);
   }
   const float32Bytes = parameters * 4;
   const limit = settings.memoryLimitBytes ?? totalmem();
-  if (float32Bytes > limit) {
+  if (bytes > limit) {
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
-      message: `The weights of ${dir} are ${parameters} parameters, ${(float32Bytes / 2 ** 30).toFixed(1)} GiB as float32; the limit is ${(limit / 2 ** 30).toFixed(1)} GiB (${settings.memoryLimitBytes === undefined ? "this machine's memory" : 'memoryLimitBytes'}).`,
-      details: { dir, parameters, float32Bytes, limit },
+      message: `The weights of ${dir} are ${parameters} parameters, ${(bytes / 2 ** 30).toFixed(1)} GiB as ${dtype}; the limit is ${(limit / 2 ** 30).toFixed(1)} GiB (${settings.memoryLimitBytes === undefined ? "this machine's memory" : 'memoryLimitBytes'}).`,
+      details: { dir, parameters, float32Bytes, bytes, dtype, limit },
     });
   }
-  return { plan: { parameters, float32Bytes, files: files.map(({ file }) => file) }, sources };
+  const storedDtype = sources.get('model.embed_tokens.weight')!.entries.get('model.embed_tokens.weight')!.dtype;
+  return { plan: { parameters, float32Bytes, bytes, storedDtype, files: files.map(({ file }) => file) }, sources };
 }
 
 /** Tensors read at once by loadModelWeights (libuv's thread pool has four threads by default). */
 const READS_IN_FLIGHT = 4;
 
 /** The first value of `data` that is NaN or infinite, named by tensor and index. */
-function checkFinite(dir: string, name: string, data: Float32Array): void {
+function checkFinite(dir: string, name: string, data: Float32Array | Float64Array): void {
   for (let index = 0; index < data.length; index++) {
     const value = data[index]!;
     if (value - value !== 0) {
@@ -165,6 +194,33 @@ function checkFinite(dir: string, name: string, data: Float32Array): void {
       });
     }
   }
+}
+
+/** A half-precision tensor's first value that is not finite, named by tensor and index. */
+function checkFiniteHalf(dir: string, name: string, tensor: HostTensor, dtype: 'float16' | 'bfloat16', bits: Uint16Array): void {
+  const index = firstNonFiniteHalf(dtype, bits);
+  if (index < 0) return;
+  const stored = tensor.dtype === dtype ? 'has a value that is not finite' : `has a value that ${dtype} cannot hold (stored as ${tensor.dtype})`;
+  throw new AgentFlowError({
+    code: 'INVALID_ARGUMENT',
+    message: `Weight ${name} in ${dir} ${stored} at index ${index}; every weight must be finite (load it as float32${tensor.dtype === dtype ? ', or the checkpoint is corrupt' : ''}).`,
+    details: { dir, name, index, dtype, stored: tensor.dtype },
+  });
+}
+
+/** A matrix as `dtype` from the file's tensor: its bytes when it is stored so, else converted (no float32 array for bf16 <-> f16). */
+function halfWeight(dir: string, name: string, tensor: HostTensor, dtype: 'float16' | 'bfloat16'): WeightTensor {
+  let bits: Uint16Array;
+  if (tensor.dtype === dtype) bits = tensor.data as Uint16Array;
+  else if (tensor.dtype === 'bfloat16') bits = bfloat16ToFloat16Array(tensor.data as Uint16Array);
+  else if (tensor.dtype === 'float16') bits = float16ToBfloat16Array(tensor.data as Uint16Array);
+  else {
+    const values = tensor.data as Float32Array | Float64Array;
+    checkFinite(dir, name, values);
+    bits = dtype === 'float16' ? float32ToFloat16Array(values) : float32ToBfloat16Array(values);
+  }
+  checkFiniteHalf(dir, name, tensor, dtype, bits);
+  return { dtype, shape: tensor.shape, data: bits };
 }
 
 async function withWeightFiles<T>(dir: string, use: (files: Awaited<ReturnType<typeof openWeightFiles>>) => Promise<T>): Promise<T> {
@@ -187,7 +243,7 @@ export function checkModelWeights(dir: string, config: DecoderConfig, settings: 
 
 /**
  * Reads the weights of a Hugging Face folder of any supported family (single or sharded safetensors; bf16, f16 or
- * f32, converted to float32). Everything {@link checkModelWeights} checks is checked first, from
+ * f32, converted to float32, or with `settings.dtype` matrices held in float16 / bfloat16). Everything {@link checkModelWeights} checks is checked first, from
  * the headers; then each tensor is read, and a NaN or infinite value is refused, naming the
  * tensor. A `model.` prefix-less checkpoint is not accepted: names must be HF's.
  */
@@ -195,7 +251,8 @@ export function loadModelWeights(dir: string, config: DecoderConfig, settings: L
   return withWeightFiles(dir, async (files) => {
     const { sources } = planWeights(dir, config, files, settings);
     const entries = [...sources];
-    const loaded: ({ shape: number[]; data: Float32Array } | undefined)[] = entries.map(() => undefined);
+    const dtype = settings.dtype ?? 'float32';
+    const loaded: (WeightTensor | undefined)[] = entries.map(() => undefined);
     // A few positioned reads in flight: the kernel fills (and faults in) one tensor's fresh pages
     // on libuv's threads while this thread checks the one before, instead of one after the other.
     // After a failure no new read starts, and the files stay open until the reads in flight end.
@@ -206,9 +263,13 @@ export function loadModelWeights(dir: string, config: DecoderConfig, settings: L
         const index = next++;
         const [name, handle] = entries[index]!;
         try {
-          const tensor = await handle.read(name, { as: 'float32' });
-          checkFinite(dir, name, tensor.data as Float32Array);
-          loaded[index] = { shape: tensor.shape, data: tensor.data as Float32Array };
+          const half = dtype !== 'float32' && handle.entries.get(name)!.shape.length === 2 ? dtype : undefined;
+          if (half) loaded[index] = halfWeight(dir, name, await handle.read(name), half);
+          else {
+            const tensor = await handle.read(name, { as: 'float32' });
+            checkFinite(dir, name, tensor.data as Float32Array);
+            loaded[index] = { shape: tensor.shape, data: tensor.data as Float32Array };
+          }
         } catch (error) {
           failure ??= error;
         }

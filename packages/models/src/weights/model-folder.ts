@@ -5,6 +5,7 @@ import {
   float32ToBfloat16Array,
   float32ToFloat16Array,
   type HostTensor,
+  toFloat32,
   writeSafetensors,
 } from '@agentflow/tensor';
 import { loadDecoderConfig } from '../config/decoder-config';
@@ -16,7 +17,7 @@ import { type LoadWeightsSettings, loadModelWeights } from './load-weights';
 import type { DecoderModel } from './random-model';
 import { folderSiblings, writeFolderAtomic } from './replace-folder';
 import { DEFAULT_MAX_SHARD_BYTES, planShards } from './shard-plan';
-import type { ModelWeights } from './weight-names';
+import { type ModelWeights, type WeightDtype, type WeightTensor, weightDtypeOf } from './weight-names';
 
 /**
  * Loads config.json and the weights of a Hugging Face folder of a supported family (Qwen2/Qwen2.5,
@@ -30,7 +31,7 @@ export async function loadModel(dir: string, settings: LoadWeightsSettings = {})
 }
 
 /** Element types {@link saveModelFolder} can store weights in (config.json's `torch_dtype`). */
-export type WeightDtype = 'float32' | 'bfloat16' | 'float16';
+export type { WeightDtype } from './weight-names';
 
 /**
  * The tokenizer {@link saveModelFolder} writes: the JSON documents themselves, the files of an
@@ -71,7 +72,10 @@ export interface SaveModelFolderSettings {
   alongside?: { files: readonly string[]; write(partialDir: string): Promise<void> };
 }
 
-function encodeWeights(name: string, data: Float32Array, dtype: WeightDtype): HostTensor['data'] {
+/** `tensor` in `dtype`: as it is when it is held so, else converted (half-precision tensors through float32, one at a time). */
+function encodeWeights(name: string, tensor: WeightTensor, dtype: WeightDtype): HostTensor['data'] {
+  if (weightDtypeOf(tensor) === dtype) return tensor.data;
+  const data = tensor.dtype === 'float16' || tensor.dtype === 'bfloat16' ? toFloat32({ dtype: tensor.dtype, shape: tensor.shape, data: tensor.data }).data : tensor.data;
   switch (dtype) {
     case 'float32':
       return data;
@@ -113,7 +117,7 @@ async function writeWeights(dir: string, weights: ModelWeights, dtype: WeightDty
     const tensors: Record<string, HostTensor> = {};
     for (const name of shard.names) {
       const tensor = weights.get(name)!;
-      tensors[name] = { dtype, shape: tensor.shape, data: encodeWeights(name, tensor.data, dtype) } as HostTensor;
+      tensors[name] = { dtype, shape: tensor.shape, data: encodeWeights(name, tensor, dtype) } as HostTensor;
     }
     await writeSafetensors(join(dir, shard.file), tensors, { format: 'pt' });
   }

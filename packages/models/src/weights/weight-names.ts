@@ -1,11 +1,59 @@
+import { AgentFlowError } from '@agentflow/core';
 import { biasedModules, hasQueryKeyNorm } from '../config/decoder-architecture';
 import type { DecoderConfig } from '../config/decoder-config';
 import type { DecoderLayerShape } from '../config/decoder-shape';
 
-/** A float32 tensor in row-major order (weights are kept as float32 in memory). */
-export interface WeightTensor {
+/** A float32 weight in row-major order (`dtype` absent means float32). */
+export interface Float32WeightTensor {
+  dtype?: 'float32';
   shape: number[];
   data: Float32Array;
+}
+
+/**
+ * A half-precision weight in row-major order: raw float16 or bfloat16 bit patterns, bound to
+ * the graphs as they are and cast to float32 at each use inside them (see WeightInitializers).
+ */
+export interface HalfWeightTensor {
+  dtype: 'float16' | 'bfloat16';
+  shape: number[];
+  data: Uint16Array;
+}
+
+/** One weight as a model holds it: float32, or (matrices, with `loadModel`'s `dtype`) float16 / bfloat16. */
+export type WeightTensor = Float32WeightTensor | HalfWeightTensor;
+
+/** Element types a model's weights are held in: {@link WeightTensor}'s dtypes. */
+export type WeightDtype = 'float32' | 'bfloat16' | 'float16';
+
+/** The element type `tensor` is held in. */
+export function weightDtypeOf(tensor: WeightTensor): WeightDtype {
+  return tensor.dtype ?? 'float32';
+}
+
+/** True when `tensor` holds float16 or bfloat16 bit patterns. */
+export function isHalfWeight(tensor: WeightTensor): tensor is HalfWeightTensor {
+  return tensor.dtype === 'float16' || tensor.dtype === 'bfloat16';
+}
+
+/** The element type of the model's matrices: that of its embedding (float32 for an empty map). */
+export function modelWeightDtype(weights: ModelWeights): WeightDtype {
+  const embedding = weights.get('model.embed_tokens.weight');
+  return embedding ? weightDtypeOf(embedding) : 'float32';
+}
+
+/**
+ * The float32 values of a weight that `purpose` needs in float32 (a merge, a reference forward,
+ * full-parameter training), or an error naming the weight and its dtype: code that writes into
+ * weights in place cannot work on a half-precision copy.
+ */
+export function float32WeightData(name: string, tensor: WeightTensor, purpose: string): Float32Array {
+  if (!isHalfWeight(tensor)) return tensor.data;
+  throw new AgentFlowError({
+    code: 'INVALID_ARGUMENT',
+    message: `${purpose} needs float32 weights, but ${name} is ${tensor.dtype}: load the model with dtype float32 (loadModel's \`dtype\`, policy.dtype).`,
+    details: { name, dtype: tensor.dtype, purpose },
+  });
 }
 
 /** Weights by Hugging Face tensor name (`model.layers.0.self_attn.q_proj.weight`, ...). */

@@ -1,4 +1,5 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
+import { compositeGradientRules } from '../attention/blocked-attention-gradient';
 import { type HostTensor, createHostTensor } from '../dtype/dtype';
 import type { GraphBuilder, SymbolicTensor } from '../graph/graph-types';
 import { type GradientContext, type GradientRule, expandLike, reduceToShape, reshapeLike, zerosLike } from './gradient-helpers';
@@ -291,4 +292,5 @@ export const gradientRules: Record<string, GradientRule> = {
     })[0]!;
     return [scatterFlat(g, x, positions, gy), undefined, undefined, undefined, undefined];
   },
+  ...compositeGradientRules,
 };

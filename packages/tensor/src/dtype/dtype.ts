@@ -269,3 +269,39 @@ export function toFloat32(tensor: HostTensor): HostTensor<'float32'> {
       });
   }
 }
+
+/**
+ * Converts bfloat16 bit patterns to float16 bit patterns without a float32 array: exact for
+ * every value float16 holds as a normal number (magnitudes 2^-14 to 65504: bfloat16's 8
+ * significant bits fit float16's 11), rounded to nearest even below (float16's subnormals, zero
+ * under 2^-25). Infinity and NaN stay what they are; a finite value over 65504 becomes infinity,
+ * which callers that need finite weights detect with {@link firstNonFiniteHalf}.
+ */
+export function bfloat16ToFloat16Array(bits: Uint16Array): Uint16Array {
+  const out = new Uint16Array(bits.length);
+  for (let i = 0; i < bits.length; i++) {
+    const value = bits[i]!;
+    const exponent = (value >>> 7) & 0xff;
+    // Normal float16 range (unbiased exponent -14..15) and not Inf/NaN: re-bias, widen the mantissa.
+    if (exponent >= 113 && exponent <= 142) out[i] = ((value & 0x8000) | ((exponent - 112) << 10) | ((value & 0x7f) << 3)) & 0xffff;
+    else out[i] = float32ToFloat16Bits(bfloat16BitsToFloat32(value));
+  }
+  return out;
+}
+
+/** Converts float16 bit patterns to bfloat16 bit patterns (float16 fits bfloat16's range; 3 mantissa bits are rounded off, to nearest even). */
+export function float16ToBfloat16Array(bits: Uint16Array): Uint16Array {
+  const out = new Uint16Array(bits.length);
+  for (let i = 0; i < bits.length; i++) out[i] = float32ToBfloat16Bits(float16BitsToFloat32(bits[i]!));
+  return out;
+}
+
+/**
+ * The index of the first infinite or NaN value among float16 or bfloat16 bit patterns (its
+ * exponent bits all set), or -1 when every value is finite.
+ */
+export function firstNonFiniteHalf(dtype: 'float16' | 'bfloat16', bits: Uint16Array): number {
+  const mask = dtype === 'float16' ? 0x7c00 : 0x7f80;
+  for (let i = 0; i < bits.length; i++) if ((bits[i]! & mask) === mask) return i;
+  return -1;
+}

@@ -2,8 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   bfloat16BitsToFloat32,
+  bfloat16ToFloat16Array,
+  firstNonFiniteHalf,
   float16BitsToFloat32,
+  float16ToBfloat16Array,
+  float32ToBfloat16Array,
   float32ToBfloat16Bits,
+  float32ToFloat16Array,
   float32ToFloat16Bits,
 } from './dtype';
 
@@ -50,5 +55,30 @@ describe('half-precision conversion', () => {
     expect(float32ToBfloat16Bits(1 + 2 ** -8)).toBe(0x3f80);
     expect(float32ToBfloat16Bits(1 + 3 * 2 ** -8)).toBe(0x3f82);
     expect(Number.isNaN(bfloat16BitsToFloat32(float32ToBfloat16Bits(Number.NaN)))).toBe(true);
+  });
+});
+
+describe('bfloat16 to float16 without float32 arrays', () => {
+  it('matches the float32 route for every bfloat16 pattern, and is exact in float16 normal range', () => {
+    const all = Uint16Array.from({ length: 0x10000 }, (_, bits) => bits);
+    const direct = bfloat16ToFloat16Array(all);
+    const mismatches: number[] = [];
+    for (let bits = 0; bits < 0x10000; bits++) {
+      const value = bfloat16BitsToFloat32(bits);
+      const expected = float32ToFloat16Bits(value);
+      const same = Number.isNaN(value) ? Number.isNaN(float16BitsToFloat32(direct[bits]!)) : direct[bits] === expected;
+      if (!same) mismatches.push(bits);
+      const magnitude = Math.abs(value);
+      if (magnitude >= 2 ** -14 && magnitude <= 65504 && float16BitsToFloat32(direct[bits]!) !== value) mismatches.push(bits);
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  it('float16 to bfloat16 keeps the value to bfloat16 precision, and non-finite halves are found by index', () => {
+    const halves = float32ToFloat16Array([1, -2.5, 65504, 1 + 2 ** -10]);
+    expect(Array.from(float16ToBfloat16Array(halves), bfloat16BitsToFloat32)).toEqual([1, -2.5, 65536, 1]);
+    expect(firstNonFiniteHalf('float16', halves)).toBe(-1);
+    expect(firstNonFiniteHalf('float16', float32ToFloat16Array([0, 1, 70000]))).toBe(2);
+    expect(firstNonFiniteHalf('bfloat16', float32ToBfloat16Array([0, Number.NaN]))).toBe(1);
   });
 });

@@ -1,7 +1,9 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import { toFloat32 } from '../dtype/dtype';
 import { buildGradients } from '../autodiff/gradients';
-import { createGraphState, emit, registerTensor, assertOwned } from './graph-state';
+import { blockedAttention } from '../attention/blocked-attention';
+import { createGraphState, emit, type GraphState, registerTensor, assertOwned } from './graph-state';
+import { lowerComposites } from './lower-composites';
 import type { GraphBuilder, SymbolicTensor } from './graph-types';
 import { constantOf, createMathOperators } from './operators-math';
 import { createShapeOperators } from './operators-shape';
@@ -25,7 +27,11 @@ function checkDeclaredName(name: string, role: string): void {
 
 /** Creates an empty ONNX graph builder (opset 17). See {@link GraphBuilder}. */
 export function createGraphBuilder(settings: GraphBuilderSettings = {}): GraphBuilder {
-  const state = createGraphState(settings.name ?? 'agentflow');
+  return builderOver(createGraphState(settings.name ?? 'agentflow'));
+}
+
+/** A builder that adds to `state` (a graph's own, or a child state of a composite's lowering). */
+function builderOver(state: GraphState): GraphBuilder {
   const builder: GraphBuilder = {
     ...createMathOperators(state),
     ...createShapeOperators(state),
@@ -91,8 +97,11 @@ export function createGraphBuilder(settings: GraphBuilderSettings = {}): GraphBu
     gradients(output, wrt, gradientSettings = {}) {
       return buildGradients(state, builder, output, wrt, gradientSettings);
     },
-    toBytes: (serializeSettings = {}) => serializeInline(state, serializeSettings.weights ?? 'inputs'),
-    save: (path, saveSettings = {}) => saveModel(state, path, saveSettings.externalData ?? 'auto'),
+    blockedAttention(query, key, value, attentionSettings) {
+      return blockedAttention(builder, query, key, value, attentionSettings);
+    },
+    toBytes: (serializeSettings = {}) => serializeInline(lowerComposites(state, builderOver), serializeSettings.weights ?? 'inputs'),
+    save: (path, saveSettings = {}) => saveModel(lowerComposites(state, builderOver), path, saveSettings.externalData ?? 'auto'),
     summary: () => ({
       nodes: state.nodes.length,
       inputs: state.inputs.length,

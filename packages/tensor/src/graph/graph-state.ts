@@ -9,8 +9,13 @@ export interface GraphNode {
   domain: string;
   inputs: (SymbolicTensor | undefined)[];
   outputs: SymbolicTensor[];
-  attributes: Record<string, AttributeValue>;
+  attributes: Record<string, AttributeValue | SubgraphAttribute>;
   meta: Record<string, unknown>;
+}
+
+/** An ONNX graph-valued attribute (a Loop's `body`); its nodes may read tensors of the enclosing graphs by name. */
+export interface SubgraphAttribute {
+  subgraph: GraphState;
 }
 
 /** The mutable record behind one GraphBuilder (never shared between builders). */
@@ -45,6 +50,35 @@ export function createGraphState(name: string): GraphState {
     constantCache: new Map(),
     counter: 0,
   };
+}
+
+/**
+ * A state for nodes that live beside or inside `parent` (a composite's lowering, a Loop body):
+ * its tensors may read every tensor of `parent` by identity, its fresh names continue `parent`'s
+ * counter (so they never collide with the enclosing graphs' names; copy the counter back with
+ * `parent.counter = child.counter` when done), and it has its own nodes, inputs, outputs and
+ * constant cache. `parent` itself is not changed.
+ */
+export function createChildState(parent: GraphState, name: string): GraphState {
+  const child = createGraphState(name);
+  const own = child.tensors;
+  child.tensors = new (class extends Map<string, SymbolicTensor> {
+    override get(key: string) {
+      return own.get(key) ?? parent.tensors.get(key);
+    }
+    override has(key: string) {
+      return own.has(key) || parent.tensors.has(key);
+    }
+    override set(key: string, value: SymbolicTensor) {
+      own.set(key, value);
+      return this;
+    }
+    override delete(key: string) {
+      return own.delete(key);
+    }
+  })();
+  child.counter = parent.counter;
+  return child;
 }
 
 /** A fresh name for an unknown dimension. */
@@ -83,7 +117,7 @@ export function assertOwned(state: GraphState, tensor: SymbolicTensor, role: str
 }
 
 export interface EmitSettings {
-  attributes?: Record<string, AttributeValue>;
+  attributes?: Record<string, AttributeValue | SubgraphAttribute>;
   meta?: Record<string, unknown>;
   domain?: string;
 }

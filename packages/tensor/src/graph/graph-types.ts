@@ -65,6 +65,33 @@ export interface GradientSettings {
   recompute?: readonly SymbolicTensor[];
 }
 
+/**
+ * Settings for {@link GraphBuilder.blockedAttention}. Scores are `scale * q.k`, plus
+ * `maskedScore` where a key is hidden, then a softmax over the keys of each query row.
+ */
+export interface BlockedAttentionSettings {
+  /**
+   * Query rows per block: each block's scores are [batch, kvHeads, groups, blockSize, total],
+   * so memory grows with blockSize x total instead of sequence x total. A sequence no longer
+   * than blockSize runs as one block.
+   */
+  blockSize: number;
+  /** Multiplies q.k (1 / sqrt(headDim) in a transformer). */
+  scale: number;
+  /**
+   * The queries are the last `sequence` of the `total` positions (a KV cache's past comes first):
+   * key j is visible to query row i only when j <= total - sequence + i.
+   */
+  causal: boolean;
+  /** [batch, total] int64, int32 or bool: 1 (true) where the key is real, 0 where it is padding. Default all visible. */
+  keyMask?: SymbolicTensor;
+  /**
+   * Added to the score of a hidden key. Default -1e9: finite, so a row whose keys are all hidden
+   * (left padding) gets a uniform softmax instead of NaN, and no NaN reaches the gradients.
+   */
+  maskedScore?: number;
+}
+
 /** Settings for {@link GraphBuilder.toBytes}. */
 export interface SerializeSettings {
   /** How weights are written: as graph inputs (default) or as external-data initializers. */
@@ -194,6 +221,20 @@ export interface GraphBuilder {
   range(start: Operand, limit: Operand, delta: Operand, dtype?: TensorDtype): SymbolicTensor;
   /** A tensor of the given runtime shape (int64 1-D) filled with `value` of `dtype`. */
   constantOfShape(shape: SymbolicTensor, value: number, dtype?: TensorDtype): SymbolicTensor;
+
+  // ---- composites -----------------------------------------------------------------------
+  /**
+   * Attention computed over blocks of query rows, FlashAttention's way on ONNX operators:
+   * `query` [batch, kvHeads, groups, sequence, headDim] (grouped-query attention: `groups` query
+   * heads share each key/value head; 1 without it), `key` and `value` [batch, kvHeads, total,
+   * headDim]; returns softmax(scale * q.k + mask) @ v, [batch, kvHeads, groups, sequence, headDim].
+   * Serialised as an ONNX `Loop` over blocks of `settings.blockSize` rows, each against every
+   * key, so no tensor is [sequence, total] per head: memory grows linearly with the sequence.
+   * Its gradient is a second `Loop` that recomputes each block's probabilities from the row
+   * log-sum-exp the forward saved (FlashAttention's backward) and carries the key and value
+   * gradients from block to block. Same values as the unblocked formula within float rounding.
+   */
+  blockedAttention(query: SymbolicTensor, key: SymbolicTensor, value: SymbolicTensor, settings: BlockedAttentionSettings): SymbolicTensor;
 
   /** Any other ONNX operator. It has no gradient rule unless it is one of the built-in ones. */
   op(opType: string, inputs: readonly (SymbolicTensor | undefined)[], settings?: RawOperatorSettings): SymbolicTensor[];

@@ -3,7 +3,7 @@ import { basename, dirname } from 'node:path';
 import { AgentFlowError } from '@agentflow/core';
 import onnxProto, { type onnx } from 'onnx-proto';
 import type { HostTensor } from '../dtype/dtype';
-import type { GraphState } from './graph-state';
+import type { GraphNode, GraphState, SubgraphAttribute } from './graph-state';
 import { type AttributeValue, type Dimension, ONNX_OPSET, type SymbolicTensor } from './graph-types';
 import { writeAllBytes } from '../safetensors/write-chunks';
 import { onnxDataTypeCode } from './operators-math';
@@ -27,8 +27,9 @@ function isHostTensor(value: AttributeValue): value is HostTensor {
   return typeof value === 'object' && value !== null && 'dtype' in value && 'data' in value;
 }
 
-function attributeProto(name: string, value: AttributeValue): onnx.IAttributeProto {
+function attributeProto(name: string, value: AttributeValue | SubgraphAttribute): onnx.IAttributeProto {
   const types = protos.AttributeProto.AttributeType;
+  if (typeof value === 'object' && value !== null && 'subgraph' in value) return { name, type: types.GRAPH, g: subgraphProto(value.subgraph) };
   if (typeof value === 'number') {
     return Number.isInteger(value) ? { name, type: types.INT, i: value } : { name, type: types.FLOAT, f: value };
   }
@@ -95,23 +96,48 @@ function weightProtos(state: GraphState, mode: 'inputs' | 'external'): { inputs:
   };
 }
 
+function nodeProto(node: GraphNode): onnx.INodeProto {
+  return {
+    name: node.name,
+    opType: node.opType,
+    domain: node.domain,
+    input: node.inputs.map((input) => input?.name ?? ''),
+    output: node.outputs.map((output) => output.name),
+    attribute: Object.entries(node.attributes).map(([name, value]) => attributeProto(name, value)),
+  };
+}
+
+/** A graph attribute: its nodes, and inputs and outputs as declared (it reads enclosing tensors by name). */
+function subgraphProto(state: GraphState): onnx.IGraphProto {
+  return {
+    name: state.name,
+    node: state.nodes.map(nodeProto),
+    input: state.inputs.map((input) => valueInfo(input)),
+    output: state.outputs.map((output) => valueInfo(output)),
+  };
+}
+
+/** The operator domains of `nodes` and of the subgraphs in their attributes. */
+function domainsOf(nodes: readonly GraphNode[], into = new Set<string>()): Set<string> {
+  for (const node of nodes) {
+    if (node.domain !== '') into.add(node.domain);
+    for (const value of Object.values(node.attributes)) {
+      if (typeof value === 'object' && value !== null && 'subgraph' in value) domainsOf(value.subgraph.nodes, into);
+    }
+  }
+  return into;
+}
+
 function modelProto(state: GraphState, initializers: onnx.ITensorProto[], weightMode: 'inputs' | 'external' = 'inputs'): onnx.IModelProto {
   const weights = weightProtos(state, weightMode);
-  const domains = new Set(state.nodes.map((node) => node.domain).filter((domain) => domain !== ''));
+  const domains = domainsOf(state.nodes);
   return {
     irVersion: 8,
     producerName: '@agentflow/tensor',
     opsetImport: [{ domain: '', version: ONNX_OPSET }, ...[...domains].map((domain) => ({ domain, version: 1 }))],
     graph: {
       name: state.name,
-      node: state.nodes.map((node) => ({
-        name: node.name,
-        opType: node.opType,
-        domain: node.domain,
-        input: node.inputs.map((input) => input?.name ?? ''),
-        output: node.outputs.map((output) => output.name),
-        attribute: Object.entries(node.attributes).map(([name, value]) => attributeProto(name, value)),
-      })),
+      node: state.nodes.map(nodeProto),
       input: [...state.inputs.map((input) => valueInfo(input)), ...weights.inputs],
       output: state.outputs.map((output) => valueInfo(output)),
       initializer: [...initializers, ...weights.initializers],

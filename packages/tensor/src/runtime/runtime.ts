@@ -33,11 +33,31 @@ type BoundFeeds = ReadonlyMap<string, InstanceType<typeof ort.Tensor>>;
 function wrapBound(weights: ReadonlyMap<string, HostTensor>): BoundFeeds {
   const bound = new Map<string, InstanceType<typeof ort.Tensor>>();
   for (const [name, tensor] of weights) {
-    // Kept in their own dtype: a graph that declares a float16 weight casts it itself.
+    // Kept in their own dtype: a graph that declares a float16 weight casts it itself. The Node.js
+    // binding has no bfloat16 tensors, and decoding one here would be a float32 copy per session.
+    if (tensor.dtype === 'bfloat16') {
+      throw new AgentFlowError({
+        code: 'INVALID_ARGUMENT',
+        message: `Weight ${describeValue(name)} is bfloat16, which ONNX Runtime's Node.js binding cannot feed from host memory (the CPU, or hostWeights on CUDA): convert it to float16 or float32 first.`,
+        details: { name, dtype: tensor.dtype },
+      });
+    }
     const wrapped = tensor.dtype === 'float16' ? new ort.Tensor('float16', tensor.data as Uint16Array, tensor.shape) : toOrtTensor(name, tensor);
     bound.set(name, wrapped);
   }
   return bound;
+}
+
+/**
+ * Session options for a graph whose weights are initializers (CUDA): float16/bfloat16 weights are
+ * cast to float32 at each use inside the graph, and ONNX Runtime's constant folding would turn
+ * every such Cast of an initializer into a float32 initializer, a float32 copy of the weights
+ * (measured on the CPU provider, ONNX Runtime 1.29: at level 'basic' and up, and at 'all' even
+ * with ConstantFolding disabled). Level 'extended' without ConstantFolding keeps the Cast.
+ */
+function halfWeightOptions(weights: ReadonlyMap<string, HostTensor>): Partial<OrtSessionOptions> {
+  const half = [...weights.values()].some((tensor) => tensor.dtype === 'float16' || tensor.dtype === 'bfloat16');
+  return half ? { graphOptimizationLevel: 'extended', extra: { optimization: { disable_specified_optimizers: 'ConstantFolding' } } } : {};
 }
 
 function createTensorSession(name: string, device: ResolvedDevice, session: OrtSession, bound: BoundFeeds = new Map()): TensorSession {
@@ -105,6 +125,7 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
     target: ResolvedDevice,
     name: string,
     externalData?: { path: string; data: Uint8Array }[],
+    extraOptions: Partial<OrtSessionOptions> = {},
   ): Promise<OrtSession> => {
     const cudaProblem = target === 'cuda' ? cudaUnavailableReason() : undefined;
     if (cudaProblem !== undefined) {
@@ -115,7 +136,7 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
       });
     }
     try {
-      const sessionOptions = externalData ? { ...options(target), externalData } : options(target);
+      const sessionOptions = { ...options(target), ...extraOptions, ...(externalData ? { externalData } : {}) };
       return typeof model === 'string'
         ? await ort.InferenceSession.create(model, sessionOptions)
         : await ort.InferenceSession.create(model, sessionOptions);
@@ -181,7 +202,7 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
         // weights fed from their arrays on every run (ONNX Runtime copies each feed to the device).
         if (target === 'cuda' && sessionSettings.hostWeights !== true) {
           // A device copy per session: CPU feeds would cross PCIe on every run.
-          const session = await open(graph.toBytes({ weights: 'external' }), target, name, weightExternalData(weights));
+          const session = await open(graph.toBytes({ weights: 'external' }), target, name, weightExternalData(weights), halfWeightOptions(weights));
           return createTensorSession(name, target, session);
         }
         return createTensorSession(name, target, await open(graph.toBytes({ weights: 'inputs' }), target, name), wrapBound(weights));
