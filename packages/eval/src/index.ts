@@ -221,20 +221,26 @@ export {
   evalConfigFileSchema,
 } from './benchmark-eval/benchmark-eval-settings';
 /** Dataset settings as a user types them on a command line (`1983,2023`, `id=pid,question=problem`). */
-export { parseDatasetFormat, parseFieldMapping, parseYearRange } from './benchmark-eval/dataset-option-values';
+export { parseDatasetFormat, parseFieldMapping, parseToolsOption, parseYearRange } from './benchmark-eval/dataset-option-values';
 export {
   benchmarkFileSha256,
   type BenchmarkEvalSettingsInput,
   datasetFormatOf,
   resolveBenchmarkEvalSettings,
 } from './benchmark-eval/resolve-benchmark-eval-settings';
-/** Every (item, sample) run once, records appended as runs finish, `eval.json` at the end; a resume sends nothing for a recorded run. */
+/**
+ * Every (item, sample) run once, records appended as runs finish, `eval.json` and `eval.html` at the
+ * end; a resume sends nothing for a recorded run. `rewriteEvalPage` renders `eval.html` again.
+ */
 export {
   BENCHMARK_EVAL_STAGE,
   type BenchmarkEvalResult,
+  rewriteEvalPage,
   runBenchmarkEval,
   type RunBenchmarkEvalSettings,
 } from './benchmark-eval/run-benchmark-eval';
+/** `eval.html`: the summary with its intervals and pass@k, and a filterable row per run. */
+export { type EvalPageItem, type EvalPageSettings, renderEvalPage, writeEvalPage } from './benchmark-eval/eval-page';
 /** The eval's agent over flow's `createAgent`, from the models the caller opens. */
 export {
   type BenchmarkEvalAgent,

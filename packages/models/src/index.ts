@@ -69,7 +69,22 @@ export {
   type LinearModule,
   type ModelWeights,
   type WeightTensor,
+  type Float32WeightTensor,
+  type HalfWeightTensor,
+  isHalfWeight,
+  modelWeightDtype,
+  weightDtypeOf,
 } from './weights/weight-names';
+/** The element type a policy's base weights are held in (`policy.dtype`): auto, float32, bfloat16, float16. */
+export {
+  loadPolicyModel,
+  type LoadPolicyModelSettings,
+  plannedWeightDtype,
+  type PolicyDtype,
+  policyDtypeSchema,
+  resolveWeightDtype,
+  type WeightDtypeChoice,
+} from './policy/policy-dtype';
 /** Random models with HF's initialisation. */
 export { createRandomModel, type DecoderModel, type Qwen3Model, type RandomModelSettings } from './weights/random-model';
 /** Reading and writing HF model folders. */
@@ -134,7 +149,15 @@ export { DEFAULT_PREFILL_CHUNK_TOKENS, generate, type GenerateSettings, type Gen
 /** An ONNX Runtime session from a built graph: in memory below protobuf's 2 GB cap, through a temporary file with external data above it. */
 export { createGraphSession } from './engine/session-loader';
 /** Graph building blocks (for packages that build their own graphs on this model). */
-export { buildDecoder, type DecoderSettings, type DecoderTensors, type LoraTensors } from './graph/decoder-graph';
+export {
+  type AttentionSettings,
+  buildDecoder,
+  DEFAULT_ATTENTION_BLOCK_SIZE,
+  type DecoderSettings,
+  type DecoderTensors,
+  defaultAttention,
+  type LoraTensors,
+} from './graph/decoder-graph';
 export { buildInferenceGraph } from './graph/inference-graph';
 export { declareLoraInputs, loraFeeds, loraInputName, loraLayoutOf, type LoraLayout } from './graph/lora-inputs';
 /** A training step's LoRA gradients by PEFT key (the names of the saved adapter), not by graph input. */
@@ -205,7 +228,7 @@ export {
   type SupervisedWarmStartSettings,
   type WarmStartPolicy,
 } from './warm-start/supervised-warm-start';
-export { heldOutSplit, type WarmStartAttempt, type WarmStartCheck, warmStartInitSeed } from './warm-start/warm-start-check';
+export { checkWarmStart, heldOutSplit, type WarmStartCheck, type WarmStartVerdict } from './warm-start/warm-start-check';
 /** The check as a config block (zod, with the default run's defaults; null: none). */
 export { warmStartCheckSchema } from './warm-start/warm-start-check-schema';
 /** core's TrainablePolicy on a local model (any supported family) with LoRA or in full. */

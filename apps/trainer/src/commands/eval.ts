@@ -54,6 +54,7 @@ export const registerEvalCommand: RegisterCommand = (program, context) => {
     .option('--time-limit <seconds>', `wall-clock limit of one run (default ${EVAL_DEFAULTS.timeLimitS})`)
     .option('--template <name>', 'prompt template: full (LLMs) or compact (tiny local policies); default by planner')
     .option('--no-python', 'leave the sandboxed python tool out')
+    .option('--tools <yaml>', "tools beside python, as a run config's tools block in YAML, e.g. '{wikipedia: {}, webSearch: {apiKeyEnv: TAVILY_API_KEY}}' (default none)")
     .option('--memory <file>', 'cross-task memory (SQLite, created when missing; may be shared): similar solved items shown to the planner, right runs kept')
     .option('--memory-k <n>', `solved examples shown per question with --memory (default ${EVAL_DEFAULTS.memoryK})`)
     .option('--concurrency <n>', `runs in flight at once (default ${EVAL_DEFAULTS.concurrency})`)

@@ -7,6 +7,7 @@ import { runPipeline, stageNamesOf } from '../pipeline/pipeline';
 import { guardedTaskSource } from '../pipeline/pipeline-context';
 import { assertRunnable, runEndpoints } from '../pipeline/preflight';
 import { assertChatEndpointsAnswer } from '@agentflow/llm';
+import { trackRunDirectory } from '@agentflow/tracking';
 import type { CommandContext, RegisterCommand } from './command-context';
 
 export interface PipelineOptions {
@@ -46,8 +47,10 @@ export async function runPipelineCommand(options: PipelineOptions, context: Comm
       write: mode === 'json' ? context.stdout : context.stderr,
     });
     if (mode !== 'json' && mode !== 'quiet') context.stderr(`${resumed ? 'Resuming' : 'Starting'} ${config.name} in ${run.root}\n`);
+    // Trackers see every metrics row from here; a failing one warns once and never stops the run.
+    const tracking = trackRunDirectory(run, { tracking: config.tracking, config, tags: { seed: String(config.seed), credit: config.train.credit.kind }, warn: (message) => context.stderr(`warning: ${message}\n`) });
     try {
-      await runPipeline(config, run, (event) => reporter.handle(event), { ...(only ? { only } : {}), guarded });
+      await tracking.around(() => runPipeline(config, run, (event) => reporter.handle(event), { ...(only ? { only } : {}), guarded }));
     } finally {
       reporter.close();
     }

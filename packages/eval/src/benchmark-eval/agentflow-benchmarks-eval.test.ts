@@ -7,9 +7,11 @@
  * so and skips when the files are absent.
  */
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { readJsonl } from '@agentflow/core';
+import { readJsonl, type Trajectory } from '@agentflow/core';
 import { createOllamaModel, createOpenAICompatibleModel } from '@agentflow/llm';
 import { type ChatRequestBody, type LoopbackChatServer, startOllamaServer, startOpenAiCompatibleServer } from '@agentflow/llm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +20,7 @@ import { AGENTFLOW_BENCHMARK_NAMES, AGENTFLOW_BENCHMARKS, type AgentFlowBenchmar
 import { type BenchmarkItem, stripAnswerInstruction } from '../datasets/benchmark-item';
 import type { EvalRecord } from './eval-record';
 import type { EvalSummary } from './eval-summary';
+import { parseToolsOption } from './dataset-option-values';
 import { resolveBenchmarkEvalSettings } from './resolve-benchmark-eval-settings';
 import { runBenchmarkEval } from './run-benchmark-eval';
 
@@ -158,6 +161,46 @@ describe.skipIf(!present)("AgentFlow's ten benchmarks through runBenchmarkEval (
     const asked = planner.requests.map(textOf).find((text) => text.includes(items[0]!.question)) ?? '';
     expect(asked).toContain(`Choices:\nA. ${items[0]!.choices![0]}`);
     expect(records[0]!.judge?.extractedOption).toBe(`${CHOICE_LETTERS[items[0]!.answerIndex!]}. ${items[0]!.choices![items[0]!.answerIndex!]}`);
+  });
+
+  it("offers the tools block's wikipedia beside python: a bamboogle run searches a loopback MediaWiki API, then answers", async () => {
+    const [item] = loadAgentFlowBenchmark(join(datasets, 'bamboogle.json'), 'bamboogle');
+    const question = stripAnswerInstruction(item!.prompt);
+    const searches: URL[] = [];
+    const wiki = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+      searches.push(url);
+      const page = { pageid: 1, index: 1, title: 'Loopback article', extract: `LOOPBACK-WIKI: the answer is ${item!.answer}.`, fullurl: 'http://127.0.0.1/wiki/Loopback' };
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ query: { pages: [page] } }));
+    });
+    await new Promise<void>((listening) => wiki.listen(0, '127.0.0.1', listening));
+    const wikiUrl = `http://127.0.0.1:${(wiki.address() as AddressInfo).port}/w/api.php`;
+    const searcher = await startOllamaServer('searcher', (body) => {
+      const text = textOf(body);
+      return text.includes('LOOPBACK-WIKI')
+        ? JSON.stringify({ thought: 'found it', action: 'finish', action_input: item!.answer })
+        : JSON.stringify({ thought: 'look it up', action: 'wikipedia', action_input: { query: question.slice(0, 40) } });
+    });
+    try {
+      const settings = resolveBenchmarkEvalSettings({ planner: 'ollama:searcher', data: { path: 'bamboogle', limit: 1 }, datasetsDir: datasets, python: false, tools: parseToolsOption(`{wikipedia: {baseUrl: "${wikiUrl}"}}`) });
+      expect(settings.tools).toEqual({ webSearch: null, wikipedia: { baseUrl: wikiUrl }, mcp: [] });
+      const root = join(work, 'bamboogle-wikipedia');
+      await runBenchmarkEval({ root, settings, openModels: async () => ({ planner: createOllamaModel({ model: 'searcher', endpoints: [searcher.url] }), actionSchemaStyle: 'flat' }) });
+      // The planner saw the tool in its catalogue, called it, and answered from its result.
+      expect(textOf(searcher.requests[0]!)).toContain('wikipedia');
+      expect(searches).toHaveLength(1);
+      expect(searches[0]!.searchParams.get('gsrsearch')).toBe(question.slice(0, 40));
+      const [trajectory] = readJsonl<Trajectory>(join(root, 'trajectories.jsonl'));
+      expect(trajectory!.steps.map((step) => step.action?.action)).toEqual(['wikipedia', 'finish']);
+      expect(readJsonl<EvalRecord>(join(root, 'eval.jsonl')).map((record) => record.correct)).toEqual([true]);
+      // Recorded with the eval: a resume with other tools is another experiment.
+      expect(JSON.parse(readFileSync(join(root, 'eval-config.json'), 'utf8')).settings.tools.wikipedia).toEqual({ baseUrl: wikiUrl });
+      expect(() => parseToolsOption('[wikipedia]')).toThrow("--tools must be a YAML mapping of the tools block");
+      expect(() => resolveBenchmarkEvalSettings({ planner: 'ollama:searcher', data: { path: 'bamboogle' }, datasetsDir: datasets, tools: { wikipedia: { baseUrl: 'not a url' } } })).toThrow(/tools\.wikipedia\.baseUrl/);
+    } finally {
+      await searcher.close();
+      await new Promise((closed) => wiki.close(closed));
+    }
   });
 
   it('without a judge, reports the rule checker alone and asks no judge', async () => {

@@ -1,3 +1,4 @@
+import { toolsConfigSchema } from '@agentflow/executor';
 import { z } from 'zod';
 import { AGENTFLOW_BENCHMARK_NAMES } from '../datasets/agentflow-benchmarks';
 
@@ -69,6 +70,10 @@ export const benchmarkEvalSettingsSchema = z
         "Names the LLM judge that scores every run beside the rule checker, as AgentFlow's paper scored (`runBenchmarkEval`'s `openModels` opens it; `agentflow eval --judge`: ollama:MODEL or openai:MODEL); null: the rule checker alone.",
       ),
     python: z.boolean().describe('Offer the sandboxed python tool (@agentflow/executor).'),
+    // Evals recorded before the block existed ran with python alone (its default: no other tool).
+    tools: toolsConfigSchema.describe(
+      "Tools beside python, as a run config's `tools` block (@agentflow/executor's toolsConfigSchema): web_search (Tavily), wikipedia, MCP servers. The paper's search QA sets, GAIA, GPQA and MedQA ran with web and Wikipedia search; default none.",
+    ),
     samples: z.number().int().positive().describe('Runs per item (K): pass@K and avg@K are reported when K > 1.'),
     maxSteps: z.number().int().positive().describe(`Planner decisions per run at most (default ${BENCHMARK_EVAL_DEFAULTS.maxSteps}).`),
     maxTokens: z.number().int().positive().describe(`Completion token limit of one planner decision (default ${BENCHMARK_EVAL_DEFAULTS.maxTokens}).`),

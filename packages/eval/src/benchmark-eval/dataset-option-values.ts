@@ -1,4 +1,4 @@
-import { AgentFlowError, describeValue } from '@agentflow/core';
+import { AgentFlowError, describeValue, isPlainObject, parseOverride } from '@agentflow/core';
 import { fieldMappingSchema } from '../datasets/field-mapping';
 import { type BenchmarkEvalSettings, datasetFormatSchema } from './benchmark-eval-settings';
 import { datasetFormatOf } from './resolve-benchmark-eval-settings';
@@ -57,4 +57,22 @@ export function parseDatasetFormat(text: string | undefined, path: string, optio
   const parsed = datasetFormatSchema.safeParse(text);
   if (!parsed.success) throw invalid(option, text, `one of ${datasetFormatSchema.options.join(', ')}`);
   return parsed.data;
+}
+
+/**
+ * A tools block as a user types it on a command line: YAML (as `--set` values are), a mapping
+ * such as `{wikipedia: {}, webSearch: {apiKeyEnv: TAVILY_API_KEY}}`, for the settings' `tools`
+ * (whose schema checks the keys). INVALID_ARGUMENT names `option` when it is not a YAML mapping.
+ */
+export function parseToolsOption(text: string, option = '--tools'): Record<string, unknown> {
+  const expected = "a YAML mapping of the tools block, e.g. '{wikipedia: {}, webSearch: {apiKeyEnv: TAVILY_API_KEY}}'";
+  let value: unknown;
+  try {
+    value = parseOverride(`tools=${text}`).value;
+  } catch (cause) {
+    const { message, details } = invalid(option, text, expected);
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `${message} (${(cause as Error).message})`, cause, details });
+  }
+  if (!isPlainObject(value)) throw invalid(option, text, expected);
+  return value;
 }

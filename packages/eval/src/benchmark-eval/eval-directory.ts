@@ -17,6 +17,8 @@ export interface EvalDirectory {
   trajectories: string;
   /** The metrics over the records so far: atomic writes. */
   summary: string;
+  /** `eval.html`: the summary and a row per run, for a person (`renderEvalPage`). */
+  page: string;
 }
 
 /** The files of the eval directory `root` (made absolute); nothing is read or written. */
@@ -28,6 +30,7 @@ export function evalDirectoryOf(root: string): EvalDirectory {
     records: join(absolute, 'eval.jsonl'),
     trajectories: join(absolute, 'trajectories.jsonl'),
     summary: join(absolute, 'eval.json'),
+    page: join(absolute, 'eval.html'),
   };
 }
 

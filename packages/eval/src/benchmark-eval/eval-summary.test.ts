@@ -12,6 +12,7 @@ const settings = (samples: number): BenchmarkEvalSettings => ({
   fixedModules: null,
   judge: null,
   python: true,
+  tools: { webSearch: null, wikipedia: null, mcp: [] },
   samples,
   maxSteps: 10,
   maxTokens: 512,

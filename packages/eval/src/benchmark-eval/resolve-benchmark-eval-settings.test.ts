@@ -1,6 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveBenchmarkEvalSettings } from './resolve-benchmark-eval-settings';
 
@@ -13,6 +13,9 @@ describe('resolveBenchmarkEvalSettings with AgentFlow benchmarks', () => {
     const settings = resolveBenchmarkEvalSettings({ planner: 'ollama:m', data: { path: 'bamboogle' }, datasetsDir: folder, judge: 'openai:gpt-4o' });
     expect(settings.data).toMatchObject({ path: bamboogle, format: 'agentflow-json', benchmark: 'bamboogle', fields: null });
     expect(settings.judge).toBe('openai:gpt-4o');
+    expect(settings.tools).toEqual({ webSearch: null, wikipedia: null, mcp: [] });
+    // A local planner is recorded by its absolute folder, so a resume from elsewhere names the same one.
+    expect(resolveBenchmarkEvalSettings({ planner: 'local:runs/p', data: { path: 'bamboogle' }, datasetsDir: folder }).planner).toBe(`local:${resolve('runs/p')}`);
   });
 
   it('tells the benchmark by the file name, unless a field mapping says the file is read otherwise', () => {

@@ -14,7 +14,7 @@ type DatasetFormat = BenchmarkEvalSettings['data']['format'];
 
 /** What a caller gives: the planner and the data file; every other key may be left out (or null) for its default. */
 export interface BenchmarkEvalSettingsInput {
-  /** Names the planner; recorded, compared on resume. */
+  /** Names the planner; recorded (`local:DIR` with DIR made absolute, so a resume from another folder names the same planner), compared on resume. */
   planner: string;
   /** Default `full` (LLMs). */
   template?: BenchmarkEvalSettings['template'];
@@ -41,6 +41,11 @@ export interface BenchmarkEvalSettingsInput {
   judge?: string | null;
   /** Default true. */
   python?: boolean;
+  /**
+   * Tools beside python, as a run config's `tools` block (`{ webSearch: { apiKeyEnv }, wikipedia:
+   * { baseUrl }, mcp: [...] }`, validated by @agentflow/executor's toolsConfigSchema); default none.
+   */
+  tools?: unknown;
   samples?: number;
   maxSteps?: number;
   maxTokens?: number;
@@ -102,7 +107,7 @@ export function resolveBenchmarkEvalSettings(input: BenchmarkEvalSettingsInput):
     });
   }
   const parsed = benchmarkEvalSettingsSchema.safeParse({
-    planner: input.planner,
+    planner: input.planner.startsWith('local:') ? `local:${resolve(input.planner.slice('local:'.length))}` : input.planner,
     template: input.template ?? 'full',
     data: {
       path,
@@ -116,6 +121,7 @@ export function resolveBenchmarkEvalSettings(input: BenchmarkEvalSettingsInput):
     fixedModules: input.fixedModules ?? null,
     judge: input.judge ?? null,
     python: input.python ?? true,
+    tools: input.tools ?? {},
     samples,
     maxSteps: input.maxSteps ?? BENCHMARK_EVAL_DEFAULTS.maxSteps,
     maxTokens: input.maxTokens ?? BENCHMARK_EVAL_DEFAULTS.maxTokens,

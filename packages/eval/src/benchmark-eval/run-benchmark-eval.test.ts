@@ -3,7 +3,7 @@
  * files, a resume that sends nothing for recorded runs, the refusal of other settings, and a
  * failing model stopping the eval with its records kept.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentFlowError, type ChatRequest, type LanguageModel, readJsonl, type RunEvent } from '@agentflow/core';
@@ -13,7 +13,7 @@ import type { BenchmarkEvalModels } from './eval-agent';
 import type { EvalRecord } from './eval-record';
 import type { EvalSummary } from './eval-summary';
 import { resolveBenchmarkEvalSettings } from './resolve-benchmark-eval-settings';
-import { runBenchmarkEval } from './run-benchmark-eval';
+import { rewriteEvalPage, runBenchmarkEval } from './run-benchmark-eval';
 
 const ITEMS = [
   { id: 'a', question: 'What is 2 + 3?', answer: '5' },
@@ -78,6 +78,30 @@ describe('runBenchmarkEval', () => {
     expect(readJsonl(directory.trajectories)).toHaveLength(6);
     expect(JSON.parse(readFileSync(directory.config, 'utf8'))).toMatchObject({ kind: 'agentflow-eval', connection: { endpoint: 'in-process' } });
     expect(events.filter((event) => event.type === 'progress')).toHaveLength(6);
+
+    // eval.html: self-contained, the summary with its interval and pass@k, one filterable row per run.
+    const page = readFileSync(directory.page, 'utf8');
+    expect(page).toContain(`66.7% <span class="ci">95% CI (Wilson) [${(100 * interval.lower).toFixed(1)}%, ${(100 * interval.upper).toFixed(1)}%]</span>`);
+    expect(page).toContain('<tr><th>pass@2</th><td>66.7%</td></tr>');
+    const rows = [...page.matchAll(/<tr class="(right|wrong)" data-correct="(true|false)"><td>([^<]+)<\/td><td class="text"><div class="clamp" title="[^"]*">([^<]+)<\/div><\/td><td class="text">([^<]+)<\/td><td class="text">([^<]+)<\/td><td class="mark">(.)<\/td><td>(\d+)<\/td><td>(\d+)<\/td>/g)];
+    expect(rows.map((row) => [row[3], row[4], row[5], row[6], row[7]])).toEqual([
+      ['a', 'What is 2 + 3?', '5', '5', '✔'],
+      ['a#1', 'What is 2 + 3?', '5', '5', '✔'],
+      ['b', 'What is 4 + 4?', '9', '8', '✘'],
+      ['b#1', 'What is 4 + 4?', '9', '8', '✘'],
+      ['c', 'What is 6 + 1?', '7', '7', '✔'],
+      ['c#1', 'What is 6 + 1?', '7', '7', '✔'],
+    ]);
+    expect(page).toContain('<input id="q" type="search"');
+    expect(page).not.toMatch(/\b(src|href)=|https?:\/\//);
+    // `agentflow report EVAL_DIR` renders the same page again; without the data file, rows keep their answers.
+    rmSync(directory.page);
+    expect(rewriteEvalPage(root, clock)).toBe(directory.page);
+    expect(readFileSync(directory.page, 'utf8')).toBe(page);
+    rmSync(settings.data.path);
+    rewriteEvalPage(root, clock);
+    expect(readFileSync(directory.page, 'utf8').match(/\(not in the data file\)/g)).toHaveLength(6);
+    writeFileSync(settings.data.path, `${ITEMS.map((item) => JSON.stringify(item)).join('\n')}\n`);
 
     // Again: every run is recorded, so no model is opened and nothing is asked.
     const again = await runBenchmarkEval({

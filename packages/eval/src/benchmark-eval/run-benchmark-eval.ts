@@ -1,14 +1,16 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { AgentFlowError, appendJsonl, createRandom, type RunEvent, type Tool, type Trajectory, writeFileAtomic } from '@agentflow/core';
-import { createPythonTool, type PythonTool } from '@agentflow/executor';
+import { createConfiguredToolSet, createPythonTool, type PythonTool } from '@agentflow/executor';
 import { type CrossTaskMemory, createCrossTaskMemory } from '@agentflow/flow';
 import { createSqliteMemoryStore } from '@agentflow/memory';
 import { type BenchmarkItem, stripAnswerInstruction } from '../datasets/benchmark-item';
 import { loadDataset } from '../datasets/load-dataset';
 import { BENCHMARK_EVAL_DEFAULTS, type BenchmarkEvalSettings } from './benchmark-eval-settings';
 import { type BenchmarkEvalAgent, type BenchmarkEvalModels, type BenchmarkEvalRun, createBenchmarkEvalAgent, watched } from './eval-agent';
-import { defaultResumeCommand, type EvalDirectory, type EvalDirectoryWording, openEvalDirectory, readEvalRecords, readEvalTrajectories } from './eval-directory';
+import { defaultResumeCommand, type EvalDirectory, type EvalDirectoryWording, evalDirectoryOf, openEvalDirectory, readEvalConfig, readEvalRecords, readEvalTrajectories } from './eval-directory';
 import { type EvalRecord, evalRecordOf, evalRunKey } from './eval-record';
 import { createEvalScorer, type EvalScorer } from './eval-scorer';
+import { type EvalPageItem, writeEvalPage } from './eval-page';
 import { type EvalSummary, summarizeEval } from './eval-summary';
 
 export interface RunBenchmarkEvalSettings {
@@ -47,7 +49,8 @@ export interface BenchmarkEvalResult {
 /** The progress stage of the eval, in a reporter's task list. */
 export const BENCHMARK_EVAL_STAGE = 'eval';
 
-function loadItems(settings: BenchmarkEvalSettings): BenchmarkItem[] {
+/** The items an eval's settings select from its data file (INVALID_ARGUMENT when none is left). */
+export function loadItems(settings: BenchmarkEvalSettings): BenchmarkItem[] {
   const { data } = settings;
   const items = loadDataset({
     path: data.path,
@@ -79,6 +82,26 @@ async function pythonTools(settings: BenchmarkEvalSettings): Promise<{ tools: To
     });
   }
   return { tools: [python as Tool], python };
+}
+
+/** Python (where the settings offer it) and the settings' tools block, started; `close` stops them all. */
+async function openTools(settings: BenchmarkEvalSettings, warn: (text: string) => void): Promise<{ tools: Tool[]; close: () => Promise<void> }> {
+  const { tools: own, python } = await pythonTools(settings);
+  try {
+    const alongside = [{ label: 'python (built in)', remedy: 'evaluate without python (python: false)', tools: own }];
+    const configured = await createConfiguredToolSet(settings.tools, { alongside, warn });
+    const close = async () => {
+      try {
+        await configured.close();
+      } finally {
+        await python?.dispose();
+      }
+    };
+    return { tools: [...own, ...configured.tools], close };
+  } catch (error) {
+    await python?.dispose();
+    throw error;
+  }
 }
 
 /** The SQLite file (created when missing), BM25 over questions as `agentflow solve --memory` retrieves. */
@@ -187,14 +210,14 @@ export async function runBenchmarkEval(run: RunBenchmarkEvalSettings): Promise<B
   const stop = new AbortController();
   const signal = run.signal ? AbortSignal.any([run.signal, stop.signal]) : stop.signal;
   // Only when there is work: a finished eval starts no sandbox and loads no model (a local planner takes a while).
-  const { tools, python } = pending.length > 0 ? await pythonTools(settings) : { tools: [], python: undefined };
+  const tools = pending.length > 0 ? await openTools(settings, (text) => emit({ type: 'log', level: 'warn', message: text.trim() })) : undefined;
   let memory: CrossTaskMemory | undefined;
   try {
     memory = pending.length > 0 ? openMemory(settings) : undefined;
     const opened =
       pending.length === 0
         ? undefined
-        : await openAgent(run, tools, memory, (role, error) => {
+        : await openAgent(run, tools?.tools ?? [], memory, (role, error) => {
             failure ??= { role, error };
             stop.abort();
           });
@@ -236,6 +259,7 @@ export async function runBenchmarkEval(run: RunBenchmarkEvalSettings): Promise<B
     const ids = new Set(records.map((record) => record.trajectoryId));
     const summary = summarizeEval(settings, items.map((item) => item.id), records, readEvalTrajectories(directory, ids), now);
     writeFileAtomic(directory.summary, `${JSON.stringify(summary, null, 2)}\n`);
+    writeEvalPage(directory, { summary, records, items, generatedAt: now() });
     if (failure) throw stoppedError(failure, completed, total, directory.root, resumeCommand(directory.root));
     if (run.signal?.aborted) throw stoppedError('interrupted', completed, total, directory.root, resumeCommand(directory.root));
     emit({ type: 'stage-end', stage: BENCHMARK_EVAL_STAGE, metrics: { accuracy: summary.accuracy, correct: summary.correct, total: summary.total } });
@@ -244,7 +268,28 @@ export async function runBenchmarkEval(run: RunBenchmarkEvalSettings): Promise<B
     try {
       await memory?.close();
     } finally {
-      await python?.dispose();
+      await tools?.close();
     }
   }
+}
+
+/**
+ * Renders `eval.html` again from an eval directory's files (`agentflow report EVAL_DIR`): its
+ * settings, `eval.json` and `eval.jsonl`, with the questions and references read from the data
+ * file again (rows keep their answers when the file is gone). Returns the page's path.
+ */
+export function rewriteEvalPage(root: string, now: () => Date = () => new Date()): string {
+  const directory = evalDirectoryOf(root);
+  const { settings } = readEvalConfig(directory);
+  if (!existsSync(directory.summary)) {
+    throw new AgentFlowError({ code: 'NOT_FOUND', message: `${directory.summary} is missing: the eval has not finished a pass yet (continue it with \`agentflow eval --resume ${root}\`).`, details: { path: directory.summary } });
+  }
+  const summary = JSON.parse(readFileSync(directory.summary, 'utf8')) as EvalSummary;
+  let items: EvalPageItem[] = [];
+  try {
+    items = loadItems(settings);
+  } catch {
+    // The data file moved or changed: the page still lists every recorded run.
+  }
+  return writeEvalPage(directory, { summary, records: readEvalRecords(directory), items, generatedAt: now() });
 }

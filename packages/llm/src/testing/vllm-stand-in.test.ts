@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalPolicy, createLoraAdapter, type LocalPolicy, loadModel, loadTokenizer, type ModelTokenizer, saveLoraAdapter } from '@agentflow/models';
-import { perturbLoraAdapter, writeTinyQwen3Folder } from '@agentflow/models/testing';
+import { perturbLoraAdapter, writeTinyModelFolder, writeTinyQwen3Folder } from '@agentflow/models/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVllmServers } from '../vllm/vllm-servers';
 import { startVllmStandIn, type VllmStandIn } from './index';
@@ -79,5 +79,33 @@ describe('the vLLM stand-in, through createVllmServers', () => {
     servers.useAdapter('tiny-step1');
     await expect(servers.languageModel.chat({ messages, maxTokens: 2 })).rejects.toThrow(/HTTP 404|does not exist/);
     expect(standIn.events.map((event) => event.kind)).toEqual(expect.arrayContaining(['load', 'unload', 'completion']));
+  }, 120_000);
+});
+
+describe.each(['qwen2.5', 'llama3.1'] as const)('the vLLM stand-in serving a %s folder', (family) => {
+  it("samples the family's chat prompt with a LoRA adapter, and ONNX Runtime recomputes the log-probs within 1e-4", async () => {
+    const root = mkdtempSync(join(tmpdir(), `agentflow-standin-${family}-`));
+    const modelDir = await writeTinyModelFolder(join(root, 'model'), { family, seed: 5 });
+    const model = await loadModel(modelDir);
+    const tokenizer = await loadTokenizer(modelDir);
+    const adapter = createLoraAdapter(model.config, { rank: 4, alpha: 8 }, 1);
+    perturbLoraAdapter(adapter, { seed: 2 });
+    await saveLoraAdapter(join(root, 'adapter'), adapter, modelDir);
+    const tuned = await createLocalPolicy({ model, tokenizer, adapter, device: 'cpu' });
+    const standIn = await startVllmStandIn({ modelDir, servedModelName: family, maxLoraRank: 8 });
+    try {
+      const servers = createVllmServers({ urls: [standIn.url], model: family, tokenizer, warn: () => {} });
+      expect(await servers.loadAdapter(`${family}-step1`, join(root, 'adapter'))).toEqual({ loaded: [standIn.url], failed: [] });
+      servers.useAdapter(`${family}-step1`);
+      const reply = await servers.languageModel.chat({ messages, maxTokens: 8, seed: 7 });
+      expect(reply.policyVersion).toBe(`${family}-step1`);
+      expect(reply.promptTokenIds).toEqual(tokenizer.encodeChat(messages));
+      expect(tokenizer.decode(reply.promptTokenIds!)).toContain('What is 2+2? Answer as JSON.');
+      const [recomputed] = await tuned.logprobs({ promptIds: [reply.promptTokenIds!], completionIds: [reply.completionTokenIds!] });
+      expect(maxGap(recomputed!, reply.completionLogprobs!)).toBeLessThan(1e-4);
+    } finally {
+      await standIn.close();
+      await tuned.release();
+    }
   }, 120_000);
 });

@@ -20,6 +20,24 @@ export const CHAT_TEMPLATE_LIMITS: ChatTemplateLimits = {
 export interface ChatTemplate {
   /** The template's output for these variables (`messages`, `add_generation_prompt`, ...). */
   render(variables: Readonly<Record<string, unknown>>): string;
+  /**
+   * Whether the template names `name` anywhere (a variable it reads or sets, or a filter), e.g.
+   * whether it has Qwen3's thinking switch `enable_thinking`. A template that never names a
+   * variable renders the same with or without it.
+   */
+  mentions(name: string): boolean;
+}
+
+/** Every identifier in a parsed template (an acyclic tree of plain objects). */
+function identifiersOf(node: unknown, names: Set<string> = new Set()): Set<string> {
+  if (Array.isArray(node)) {
+    for (const item of node) identifiersOf(item, names);
+  } else if (typeof node === 'object' && node !== null) {
+    const { type, value } = node as { type?: unknown; value?: unknown };
+    if (type === 'Identifier' && typeof value === 'string') names.add(value);
+    for (const child of Object.values(node)) identifiersOf(child, names);
+  }
+  return names;
 }
 
 /** Settings of {@link compileChatTemplate}; all optional. */
@@ -94,7 +112,12 @@ export function compileChatTemplate(source: string, file: string, settings: Chat
     for (let value = from; step > 0 ? value < to : value > to; value += step) items.push(value);
     return items;
   };
+  let identifiers: Set<string> | undefined;
   return {
+    mentions(name) {
+      identifiers ??= identifiersOf(template.parsed);
+      return identifiers.has(name);
+    },
     render(variables) {
       // Template.render's globals, with range bounded and the date injected.
       const environment = new Environment();

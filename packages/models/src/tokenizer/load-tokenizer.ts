@@ -50,8 +50,13 @@ export interface LoadTokenizerSettings {
    * (transformers.js spreads them into the template context, as Python's
    * `apply_chat_template(**kwargs)` does). Default none: the template's own defaults. Qwen3's
    * template thinks by default; `{ enable_thinking: false }` is its non-thinking mode, which ends
-   * the generation prompt with an empty `<think>\n\n</think>\n\n` block. Names that are options
-   * of apply_chat_template rather than variables (`tokenize`, `chat_template`, ...) are refused.
+   * the generation prompt with an empty `<think>\n\n</think>\n\n` block. The thinking switch
+   * applies only where the template has one (it names `enable_thinking`, as Qwen3's does): for a
+   * template without it (Qwen2.5's, Llama 3.1's, which never think) `enable_thinking: false` (or
+   * null) is already what it does and is not passed on, and any other value is refused
+   * (INVALID_ARGUMENT naming the template's file), at load for these kwargs and at render for a
+   * call's. Names that are options of apply_chat_template rather than variables (`tokenize`,
+   * `chat_template`, ...) are refused.
    */
   chatTemplateKwargs?: ChatTemplateKwargs;
 }
@@ -80,6 +85,27 @@ function checkTemplateKwargs(kwargs: ChatTemplateKwargs | undefined): void {
       });
     }
   }
+}
+
+/** Qwen3's thinking switch: a template variable that only some templates read. */
+const THINKING_SWITCH = 'enable_thinking';
+
+/**
+ * `kwargs` for `template`: the thinking switch dropped when the template has none and it asks for
+ * what such a template does anyway (no thinking), refused when it asks for thinking.
+ */
+function applyThinkingSwitch(kwargs: Record<string, unknown>, template: ChatTemplate, file: string): Record<string, unknown> {
+  if (!Object.hasOwn(kwargs, THINKING_SWITCH) || template.mentions(THINKING_SWITCH)) return kwargs;
+  const value = kwargs[THINKING_SWITCH];
+  if (value !== false && value !== null && value !== undefined) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `${file}: chatTemplateKwargs.${THINKING_SWITCH} is ${JSON.stringify(value)}, but this chat template has no thinking switch (it never reads ${THINKING_SWITCH}; Qwen3's does, Qwen2.5's and Llama 3.1's do not), so the model cannot be asked to think; set ${THINKING_SWITCH} to false or remove it.`,
+      details: { path: file, name: THINKING_SWITCH, value },
+    });
+  }
+  const { [THINKING_SWITCH]: _off, ...rest } = kwargs;
+  return rest;
 }
 
 /** The template a chat renders with: chat_template.jinja when the folder has one, as transformers reads it. */
@@ -117,6 +143,21 @@ function specialTokenVariables(config: Record<string, unknown>, file: string): R
     if (text) variables[key] = String(text);
   }
   return variables;
+}
+
+/** The template a chat with these tools renders with: transformers.js's choice among named ones (tool_use when tools are given, else default). */
+function templateTextOf(source: TemplateSource, tools: unknown): string {
+  if (typeof source.template === 'string') return source.template;
+  const named = source.template;
+  const text = tools !== null && Object.hasOwn(named, 'tool_use') ? named.tool_use : Object.hasOwn(named, 'default') ? named.default : undefined;
+  if (text === undefined) {
+    throw new AgentFlowError({
+      code: 'INVALID_CONFIG',
+      message: `${source.file}: chat_template names ${Object.keys(named).map((name) => JSON.stringify(name)).join(', ')} but no "default" template; expected one named "default".`,
+      details: { path: source.file },
+    });
+  }
+  return text;
 }
 
 type Transformers = typeof import('@huggingface/transformers');
@@ -161,6 +202,11 @@ export async function loadTokenizer(dir: string, settings: LoadTokenizerSettings
   const tokenizerConfig = required('tokenizer_config.json');
   const config = tokenizerConfig.value as Record<string, unknown>;
   const templateSource = templateSourceOf(config, tokenizerConfig.path, readTokenizerFile(folder, 'chat_template.jinja', bound));
+  const kwargs = settings.chatTemplateKwargs ?? {};
+  if (templateSource !== undefined && Object.hasOwn(kwargs, THINKING_SWITCH)) {
+    // Checked before the tokenizer is built, so that asking a template without the switch to think fails fast.
+    applyThinkingSwitch(kwargs, compileChatTemplate(templateTextOf(templateSource, kwargs.tools ?? null), templateSource.file), templateSource.file);
+  }
   // Loaded on first use: the library is large, and most commands never tokenize.
   const transformers = await importOptional(() => import('@huggingface/transformers'), {
     packageName: '@huggingface/transformers',
@@ -179,7 +225,7 @@ export async function loadTokenizer(dir: string, settings: LoadTokenizerSettings
       details: { dir: folder },
     });
   }
-  return wrapTokenizer(tokenizer, folder, settings.chatTemplateKwargs ?? {}, templateSource);
+  return wrapTokenizer(tokenizer, folder, kwargs, templateSource);
 }
 
 function wrapTokenizer(tokenizer: HfTokenizer, folder: string, defaultKwargs: ChatTemplateKwargs, templateSource: TemplateSource | undefined): ModelTokenizer {
@@ -197,6 +243,16 @@ function wrapTokenizer(tokenizer: HfTokenizer, folder: string, defaultKwargs: Ch
   const compiled = new Map<string, ChatTemplate>();
   let cachedBytes: (Uint8Array | undefined)[] | undefined;
 
+  const templateFor = (source: TemplateSource, tools: unknown): ChatTemplate => {
+    const text = templateTextOf(source, tools);
+    let template = compiled.get(text);
+    if (template === undefined) {
+      template = compileChatTemplate(text, source.file);
+      compiled.set(text, template);
+    }
+    return template;
+  };
+
   const applyChatTemplate = (messages: readonly ChatMessage[], settings: ApplyChatTemplateSettings = {}) => {
     checkTemplateKwargs(settings.chatTemplateKwargs);
     if (templateSource === undefined) {
@@ -206,30 +262,12 @@ function wrapTokenizer(tokenizer: HfTokenizer, folder: string, defaultKwargs: Ch
         details: { dir: folder },
       });
     }
-    const kwargs: Record<string, unknown> = { ...defaultKwargs, ...settings.chatTemplateKwargs };
-    const tools = kwargs.tools ?? null;
-    const documents = kwargs.documents ?? null;
-    delete kwargs.tools;
-    delete kwargs.documents;
-    // transformers.js's choice among named templates: tool_use when tools are given, else default.
-    let text: string | undefined;
-    if (typeof templateSource.template === 'string') text = templateSource.template;
-    else {
-      const named = templateSource.template;
-      text = tools !== null && Object.hasOwn(named, 'tool_use') ? named.tool_use : Object.hasOwn(named, 'default') ? named.default : undefined;
-      if (text === undefined) {
-        throw new AgentFlowError({
-          code: 'INVALID_CONFIG',
-          message: `${templateSource.file}: chat_template names ${Object.keys(named).map((name) => JSON.stringify(name)).join(', ')} but no "default" template; expected one named "default".`,
-          details: { path: templateSource.file },
-        });
-      }
-    }
-    let template = compiled.get(text);
-    if (template === undefined) {
-      template = compileChatTemplate(text, templateSource.file);
-      compiled.set(text, template);
-    }
+    const merged: Record<string, unknown> = { ...defaultKwargs, ...settings.chatTemplateKwargs };
+    const tools = merged.tools ?? null;
+    const documents = merged.documents ?? null;
+    delete merged.tools;
+    delete merged.documents;
+    const template = templateFor(templateSource, tools);
     // The variables transformers.js's apply_chat_template passes, in its order.
     return template.render({
       messages: messages.map((message) => ({ ...message })),
@@ -237,7 +275,7 @@ function wrapTokenizer(tokenizer: HfTokenizer, folder: string, defaultKwargs: Ch
       tools,
       documents,
       ...specialTokenVariables(tokenizer.config as Record<string, unknown>, templateSource.file),
-      ...kwargs,
+      ...applyThinkingSwitch(merged, template, templateSource.file),
     });
   };
   const encode = (text: string) => tokenizer.encode(text, { add_special_tokens: false }) as number[];

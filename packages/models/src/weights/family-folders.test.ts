@@ -1,7 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ChatMessage } from '@agentflow/core';
 import { createRuntime, openSafetensors } from '@agentflow/tensor';
+import { Template } from '@huggingface/jinja';
 import { afterAll, describe, expect, it } from 'vitest';
 import { getModelPreset } from '../config/presets';
 import { writeMergedModelFolder } from '../lora/merged-model-folder';
@@ -9,13 +11,15 @@ import { createLocalPolicy } from '../policy/local-policy';
 import { referenceCompletionLogprobs } from '../reference/reference-forward';
 import { perturbLoraAdapter } from '../testing/perturb-lora';
 import { type TinyModelFamily, writeTinyModelFolder } from '../testing/tiny-qwen3-folder';
-import { loadTokenizer } from '../tokenizer/load-tokenizer';
+import { loadTokenizer, type ModelTokenizer } from '../tokenizer/load-tokenizer';
 import { checkModelFolder } from './check-model-folder';
 import { loadModel, saveModelFolder } from './model-folder';
 import { createRandomModel } from './random-model';
 import { writeRandomModelFolder } from './random-model-folder';
 
 const runtime = createRuntime({ device: 'cpu', intraOpThreads: 1 });
+/** Each family's tokenizer, loaded once (thinking off, as the trainer's default): a load takes seconds. */
+const tokenizers = new Map<TinyModelFamily, ModelTokenizer>();
 const root = mkdtempSync(join(tmpdir(), 'family-folders-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -73,7 +77,9 @@ describe.each(families)('a tiny $family folder with its real tokenizer', ({ fami
 
   it('scores a chat completion as the float64 reference does, and generates schema-valid JSON that ends on its EOS', async () => {
     const model = await loadModel(dir);
-    const tokenizer = await loadTokenizer(dir, { chatTemplateKwargs: { enable_thinking: false } });
+    // Llama's template dates its system header with strftime_now unless told the date: pinned here.
+    const tokenizer = await loadTokenizer(dir, { chatTemplateKwargs: { enable_thinking: false, date_string: '26 Jul 2024' } });
+    tokenizers.set(family, tokenizer);
     expect(tokenizer.eosTokenIds).toContain(eos);
     const promptIds = tokenizer.encodeChat([{ role: 'user', content: 'What is 2+2? Answer in JSON.' }]);
     const policy = await createLocalPolicy({ model, tokenizer, lora: { rank: 2, alpha: 4 }, runtime });
@@ -92,13 +98,82 @@ describe.each(families)('a tiny $family folder with its real tokenizer', ({ fami
   });
 });
 
+/** A tool-using chat of each message kind, with one tool call per assistant turn (all Llama 3.1 takes). */
+const tools = [{ type: 'function', function: { name: 'search', description: 'Search the web', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } } }];
+const toolChat = [
+  { role: 'system', content: 'Use the tools.' },
+  { role: 'user', content: 'Search for cats' },
+  { role: 'assistant', content: '', tool_calls: [{ type: 'function', function: { name: 'search', arguments: { q: 'cats' } } }] },
+  { role: 'tool', content: '{"result": "cats purr"}' },
+  { role: 'assistant', content: 'Cats purr.' },
+  { role: 'user', content: 'Thanks' },
+] as unknown as ChatMessage[];
+
+/** What each family's own template writes for the chat above: its tools block, tool call and tool result. */
+const templates: { family: TinyModelFamily; parts: string[]; thinks: boolean }[] = [
+  {
+    family: 'qwen2.5',
+    parts: [
+      '<|im_start|>system\nUse the tools.\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n{"type": "function", "function": {"name": "search"',
+      '<|im_start|>assistant\n<tool_call>\n{"name": "search", "arguments": {"q": "cats"}}\n</tool_call><|im_end|>\n',
+      '<|im_start|>user\n<tool_response>\n{"result": "cats purr"}\n</tool_response><|im_end|>\n<|im_start|>assistant\nCats purr.<|im_end|>\n<|im_start|>user\nThanks<|im_end|>\n<|im_start|>assistant\n',
+    ],
+    thinks: false,
+  },
+  {
+    family: 'qwen3',
+    parts: ['<tools>\n{"type": "function", "function": {"name": "search"', '<tool_call>\n{"name": "search", "arguments": {"q": "cats"}}\n</tool_call>', '<tool_response>\n{"result": "cats purr"}\n</tool_response>'],
+    thinks: true,
+  },
+  {
+    family: 'llama3.1',
+    parts: [
+      '<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nEnvironment: ipython\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\nUse the tools.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nGiven the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.\n\nRespond in the format {"name": function name, "parameters": dictionary of argument name and its value}.Do not use variables.\n\n{\n    "type": "function",\n    "function": {\n        "name": "search",',
+      '\n\nSearch for cats<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n{"name": "search", "parameters": {"q": "cats"}}<|eot_id|><|start_header_id|>ipython<|end_header_id|>\n\n',
+      '<|start_header_id|>assistant<|end_header_id|>\n\nCats purr.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nThanks<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n',
+    ],
+    thinks: false,
+  },
+];
+
+describe.each(templates)("the $family folder's own chat template", ({ family, parts, thinks }) => {
+  it(`renders system, user, assistant tool-call and tool messages with tool definitions as transformers.js's engine does, and ${thinks ? 'applies its thinking switch' : 'has no thinking switch: off is what it does, thinking is refused'}`, async () => {
+    const dir = join(root, family);
+    const tokenizer = tokenizers.get(family)!;
+    const rendered = tokenizer.applyChatTemplate(toolChat, { chatTemplateKwargs: { tools } });
+    // What transformers.js's apply_chat_template renders: the template under @huggingface/jinja, unbounded.
+    const config = JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8'));
+    const special = Object.fromEntries(['bos_token', 'eos_token', 'pad_token'].filter((key) => typeof config[key] === 'string').map((key) => [key, config[key]]));
+    expect(rendered).toBe(new Template(config.chat_template).render({ messages: toolChat, add_generation_prompt: true, tools, documents: null, ...special, enable_thinking: false, date_string: '26 Jul 2024' }));
+    let from = 0;
+    for (const part of parts) {
+      const at = rendered.indexOf(part, from);
+      expect(at, `${family} renders ${JSON.stringify(part)} after position ${from}`).toBeGreaterThanOrEqual(from);
+      from = at + part.length;
+    }
+
+    const chat = [{ role: 'user' as const, content: 'What is 2+2?' }];
+    // Loaded with enable_thinking false: Qwen3's closes an empty thought; the others render as without it.
+    const off = tokenizer.applyChatTemplate(chat);
+    if (thinks) {
+      expect(off).toBe(`${tokenizer.applyChatTemplate(chat, { chatTemplateKwargs: { enable_thinking: true } })}<think>\n\n</think>\n\n`);
+      return;
+    }
+    expect(off).toBe(new Template(config.chat_template).render({ messages: chat, add_generation_prompt: true, tools: null, documents: null, ...special, date_string: '26 Jul 2024' }));
+    expect(() => tokenizer.applyChatTemplate(chat, { chatTemplateKwargs: { enable_thinking: true } })).toThrow(
+      `${join(dir, 'tokenizer_config.json')}: chatTemplateKwargs.enable_thinking is true, but this chat template has no thinking switch`,
+    );
+    await expect(loadTokenizer(dir, { chatTemplateKwargs: { enable_thinking: 'yes' } })).rejects.toThrow(/enable_thinking is "yes".*set enable_thinking to false or remove it/);
+  });
+});
+
 describe('the Llama 3.1 tokenizer in a Llama folder', () => {
-  it('encodes as Llama 3 does and renders its chat template with one <|begin_of_text|>', async () => {
-    const tokenizer = await loadTokenizer(join(root, 'llama3.1'));
+  it('encodes as Llama 3 does and renders Llama 3.1\'s chat template with one <|begin_of_text|>', async () => {
+    const tokenizer = await loadTokenizer(join(root, 'llama3.1'), { chatTemplateKwargs: { date_string: '26 Jul 2024' } });
     expect(tokenizer.encode('Hello world')).toEqual([9906, 1917]);
     const messages = [{ role: 'user' as const, content: 'What is 2+2?' }];
     expect(tokenizer.applyChatTemplate(messages)).toBe(
-      '<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nWhat is 2+2?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n',
+      '<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWhat is 2+2?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n',
     );
     const ids = tokenizer.encodeChat(messages);
     expect(ids[0]).toBe(128000);

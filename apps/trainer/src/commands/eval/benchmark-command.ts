@@ -85,7 +85,7 @@ export async function runBenchmarkCommand(options: EvalCommandOptions, given: Be
     });
     reporter.close();
     if (mode === 'json') context.stdout(`${JSON.stringify({ type: 'summary', path: directory.summary, ...summary })}\n`);
-    else context.stdout(`${formatEvalSummary(summary)}\nDone: ${directory.summary}\n`);
+    else context.stdout(`${formatEvalSummary(summary)}\nDone: ${directory.summary}\nPage: ${directory.page}\n`);
   } catch (error) {
     reporter.close();
     throw error;

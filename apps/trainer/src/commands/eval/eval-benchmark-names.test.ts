@@ -82,3 +82,26 @@ describe.skipIf(!present)('agentflow eval --data NAME --judge SPEC (loopback pla
     expect(stdout.join('')).toContain('judge 0.500 (1/2)');
   });
 });
+
+describe.skipIf(!present)('agentflow eval --tools (the tools block of a run config)', () => {
+  it("offers the block's tools to the planner and records them with the eval; a block that is not a mapping is refused", async () => {
+    const bamboogle = loadAgentFlowBenchmark(join(datasets, 'bamboogle.json'), 'bamboogle')[0]!;
+    const planner = await startOllamaServer('scripted', () => JSON.stringify({ thought: 'known', action: 'finish', action_input: bamboogle.answer }));
+    const out = join(mkdtempSync(join(tmpdir(), 'agentflow-eval-tools-')), 'bamboogle');
+    const evalCommand = (...tools: string[]) => {
+      const program = new Command('agentflow').exitOverride();
+      registerEvalCommand(program, { stdout: () => {}, stderr: () => {} });
+      const base = ['--planner', 'ollama:scripted', '--ollama-url', planner.url, '--no-python', '--quiet', '--data', 'bamboogle', '--datasets-dir', datasets];
+      return program.parseAsync(['eval', ...base, '--limit', '1', ...tools, '--out', out], { from: 'user' });
+    };
+    try {
+      await expect(evalCommand('--tools', '[wikipedia]')).rejects.toThrow("--tools must be a YAML mapping of the tools block, e.g. '{wikipedia: {}, webSearch: {apiKeyEnv: TAVILY_API_KEY}}'");
+      await evalCommand('--tools', '{wikipedia: {baseUrl: "http://127.0.0.1:9/w/api.php"}}');
+      const { settings } = JSON.parse(readFileSync(join(out, 'eval-config.json'), 'utf8'));
+      expect(settings.tools).toEqual({ webSearch: null, wikipedia: { baseUrl: 'http://127.0.0.1:9/w/api.php' }, mcp: [] });
+      expect(planner.requests[0]!.messages.map((message) => message.content).join('\n')).toContain('wikipedia');
+    } finally {
+      await planner.close();
+    }
+  });
+});

@@ -15,6 +15,7 @@ export interface EvalCommandOptions {
   fixedModules?: string;
   judge?: string;
   python?: boolean;
+  tools?: string;
   samples?: string;
   maxSteps?: string;
   maxTokens?: string;
@@ -43,6 +44,7 @@ export const BENCHMARK_OPTIONS = {
   fixedModules: '--fixed-modules',
   judge: '--judge',
   python: '--no-python',
+  tools: '--tools',
   samples: '--samples',
   maxSteps: '--max-steps',
   maxTokens: '--max-tokens',

@@ -1,9 +1,9 @@
-import { resolve } from 'node:path';
 import { AgentFlowError, formatZodIssues } from '@agentflow/core';
 import {
   type BenchmarkEvalSettings,
   parseDatasetFormat,
   parseFieldMapping,
+  parseToolsOption,
   parseYearRange,
   resolveBenchmarkData,
   resolveBenchmarkEvalSettings,
@@ -12,12 +12,6 @@ import { parseChatModelSpec, parsePlannerSpec } from '@agentflow/llm';
 import type { BenchmarkOptions } from './eval-options';
 import { EVAL_DEFAULTS, type EvalConnection, evalConnectionSchema } from './eval-settings';
 import { parseChoice, parseInteger, parseNumber, parsePositiveInteger } from '../option-values';
-
-/** `local:DIR` with DIR absolute, so a resume from another folder names the same planner. */
-function normalizePlanner(text: string): string {
-  const spec = parsePlannerSpec(text);
-  return spec.kind === 'local' ? `local:${resolve(spec.dir)}` : text;
-}
 
 /** An option's value parsed, else the recorded one (undefined: the eval's default). */
 function parsedOr<T>(text: string | undefined, parse: (text: string) => T, recorded: T | undefined): T | undefined {
@@ -61,14 +55,13 @@ export function resolveEvalSettings(given: BenchmarkOptions, base?: BenchmarkEva
       message: `A benchmark eval needs ${plannerText === undefined ? '--planner ollama:MODEL|openai:MODEL|local:DIR' : '--data FILE'}, e.g. agentflow eval --planner ollama:qwen3:8b --data aime24.json --out evals/aime24.`,
     });
   }
-  const planner = normalizePlanner(plannerText);
   const fixedModules = given.fixedModules ?? base?.fixedModules ?? null;
   if (fixedModules !== null) parseChatModelSpec('--fixed-modules', fixedModules);
   const judge = given.judge ?? base?.judge ?? null;
   if (judge !== null) parseChatModelSpec('--judge', judge);
-  const byPlanner = parsePlannerSpec(planner).kind === 'local' ? 'compact' : 'full';
+  const byPlanner = parsePlannerSpec(plannerText).kind === 'local' ? 'compact' : 'full';
   return resolveBenchmarkEvalSettings({
-    planner,
+    planner: plannerText,
     template: parsedOr(given.template, (text) => parseChoice('--template', text, ['full', 'compact']), base?.template) ?? byPlanner,
     data: {
       path: dataPath,
@@ -82,6 +75,7 @@ export function resolveEvalSettings(given: BenchmarkOptions, base?: BenchmarkEva
     fixedModules,
     judge,
     python: given.python ?? base?.python,
+    tools: parsedOr(given.tools, (text) => parseToolsOption(text), base?.tools),
     samples: parsedOr(given.samples, (text) => parsePositiveInteger('--samples', text), base?.samples),
     maxSteps: parsedOr(given.maxSteps, (text) => parsePositiveInteger('--max-steps', text), base?.maxSteps),
     maxTokens: parsedOr(given.maxTokens, (text) => parsePositiveInteger('--max-tokens', text), base?.maxTokens),
