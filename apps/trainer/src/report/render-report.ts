@@ -1,5 +1,6 @@
 import { escapeXml, type PlotSeries, percent, renderSvgPlot, skillScore } from '@agentflow/eval';
-import type { MetricsRow, RunSummary } from './run-summary';
+import type { MetricsRow } from '@agentflow/core';
+import type { RunSummary } from './run-summary';
 
 /** What the report needs of one run. */
 export interface ReportRun {

@@ -88,6 +88,3 @@ export const runSummarySchema = z.object({
 });
 export type RunCheck = NonNullable<RunSummary['checks']>[number];
 export type RunSummary = z.infer<typeof runSummarySchema>;
-
-/** One row of `metrics.jsonl` (@agentflow/core). */
-export type { MetricsRow } from '@agentflow/core';

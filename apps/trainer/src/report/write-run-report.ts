@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { AgentFlowError, readConfigFile, readJsonl, validateConfig, writeFileAtomic } from '@agentflow/core';
+import { AgentFlowError, type MetricsRow, readConfigFile, readJsonl, validateConfig, writeFileAtomic } from '@agentflow/core';
 import { renderReport, type ReportRun } from './render-report';
-import { type MetricsRow, runSummarySchema } from './run-summary';
+import { runSummarySchema } from './run-summary';
 
 /** Loads what the report shows of one run directory. */
 export function loadReportRun(dir: string): ReportRun {

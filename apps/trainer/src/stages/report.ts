@@ -1,4 +1,4 @@
-import { AgentFlowError, readConfigFile, type Stage, validateConfig, writeFileAtomic } from '@agentflow/core';
+import { AgentFlowError, type Stage, writeFileAtomic } from '@agentflow/core';
 import { comparePairedRuns, stepOutcomeOfFiles } from '@agentflow/eval';
 import type { PlannerEvaluation } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
@@ -51,8 +51,3 @@ export const reportStage: Stage<PipelineContext> = {
     return { summary: run.paths.summary, report: run.paths.report, delta: summary.after.accuracy - summary.before.accuracy };
   },
 };
-
-/** Reads a run's summary.json. */
-export function readRunSummary(path: string): RunSummary {
-  return validateConfig(readConfigFile(path), runSummarySchema, path);
-}
