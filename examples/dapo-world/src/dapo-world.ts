@@ -5,13 +5,13 @@ import { clippedSurrogateObjective } from '@agentflow/dapo/graph';
 import { createOutcomeScorer, createTaskWorld, createWorldPlannerFolder, createWorldTaskSource, type TaskItem, type TaskSource } from '@agentflow/eval';
 import { createAgent, createRolloutSampler, demonstrationSamples } from '@agentflow/flow';
 import { createPolicyModel } from '@agentflow/llm';
-import { cloneLoraAdapter, type LoraAdapter, openLoraPolicy, runSupervisedWarmStart } from '@agentflow/models';
+import { cloneLoraAdapter, type LoraAdapter, openFullPolicy, openLoraPolicy, runSupervisedWarmStart } from '@agentflow/models';
 import { createCompactPromptTemplate } from '@agentflow/planner';
 
-/** The world's random planner at half the embedded default's width. */
-const shape = { hiddenSize: 64, layers: 2, heads: 4, keyValueHeads: 2, intermediateSize: 128, embeddingStd: 0.5, sharedDirection: 1, wordClassDirection: 1, identityInit: 1.5, ropeTheta: 10000, qkNormGain: 3, bpeMerges: 300 };
+/** The world's random planner at half the embedded default's width (transformers' initialisation). */
+const shape = { hiddenSize: 64, layers: 2, heads: 4, keyValueHeads: 2, intermediateSize: 128, ropeTheta: 10000, bpeMerges: 300 };
 
-/** The task source; the warm start's samples and epochs; DAPO's steps and every rollout it sampled; the adapter before and after DAPO. */
+/** The task source; the warm start's samples and epochs; DAPO's steps and every rollout it sampled; DAPO's adapter before and after it trained. */
 export interface DapoWorldResult {
   source: TaskSource;
   samples: number;
@@ -22,7 +22,7 @@ export interface DapoWorldResult {
   trained: LoraAdapter;
 }
 
-/** A warm start on the embedded world's imperfect teacher, then two DAPO steps with outcome credit; files go under `dir`. */
+/** A full warm start on the embedded world's imperfect teacher, then two DAPO steps of a LoRA with outcome credit; files go under `dir`. */
 export async function trainOnWorld(dir: string, log: (line: string) => void = () => {}): Promise<DapoWorldResult> {
   // Numbers up to 3: even a briefly taught planner answers some tasks, so groups have mixed rewards.
   const world = createTaskWorld({ seed: 7, entities: 8, trainTasks: 48, testTasks: 4, levels: [1, 2], maxValue: 3 });
@@ -30,12 +30,14 @@ export async function trainOnWorld(dir: string, log: (line: string) => void = ()
   const tools = source.createTools({ pythonSlots: 2 });
   const template = createCompactPromptTemplate({ maxPromptChars: 480, maxOutputChars: 120 });
   const agentOf = (model: LanguageModel) => createAgent({ model, tools: tools.tools, template, actionSchemaStyle: 'tied', maxRepairs: 0, maxSteps: 4 });
-  const [modelDir, checkpoint] = [join(dir, 'planner'), join(dir, 'warm-adapter')];
-  const open = (seed: number) => openLoraPolicy({ modelDir, lora: { rank: 16, alpha: 32 }, seed, checkpoint, device: 'cpu', objectives: [clippedSurrogateObjective] });
+  const [modelDir, warmDir] = [join(dir, 'planner'), join(dir, 'planner-warm')];
+  // The warm start trains every weight of the random planner (LoRA cannot reach its embeddings,
+  // norms or tied head); each epoch's checkpoint is a whole Hugging Face folder.
+  const openWarm = (seed: number) => openFullPolicy({ modelDir, seed, checkpoint: warmDir, device: 'cpu' });
   try {
     // The teacher's demonstrations replayed through the agent: every prompt as the planner will see it.
     const samples = await demonstrationSamples(source.split('train'), source, agentOf);
-    // Checkpointed every epoch (a rerun resumes); `check` would retry a failing warm start from a new initialisation.
+    // Checkpointed every epoch (a rerun resumes); `check` would test the result on held-back tasks.
     const warm = await runSupervisedWarmStart({
       samples,
       epochs: 8,
@@ -45,14 +47,15 @@ export async function trainOnWorld(dir: string, log: (line: string) => void = ()
       schedule: 'cosine',
       seed: 1,
       check: null,
-      checkpointDir: checkpoint,
+      checkpointDir: warmDir,
       progressPath: join(dir, 'warm-start.json'),
-      // A random planner drawn with the attempt's seed, its tokenizer learned from the samples.
+      // A random planner drawn with the seed, its tokenizer learned from the samples.
       prepare: (seed) => createWorldPlannerFolder(modelDir, samples, shape, seed),
-      openPolicy: open,
+      openPolicy: openWarm,
     });
     log(`warm start: ${samples.length} samples, ${warm.losses.length} epochs`);
-    const { policy, tokenizer } = await open(warm.initSeed);
+    // DAPO trains a fresh LoRA on the warm planner, as it would on a pretrained model.
+    const { policy, tokenizer } = await openLoraPolicy({ modelDir: warmDir, lora: { rank: 16, alpha: 32 }, seed: 1, device: 'cpu', objectives: [clippedSurrogateObjective] });
     const before = cloneLoraAdapter(policy.adapter);
     const sample = createRolloutSampler({ run: agentOf(createPolicyModel({ policy, tokenizer, maxTokens: 40, temperature: 1, maxBatchSize: 16 })).run });
     const trajectories: Trajectory[] = [];

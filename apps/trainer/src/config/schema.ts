@@ -1,12 +1,14 @@
 import { chatEndpointSchema, rolloutsSettingsSchema } from '@agentflow/llm';
-import { loraShapeSchema, loraShapeSchemaWithDefaults, trainableSetSchema, warmStartCheckSchema } from '@agentflow/models';
+import { loraShapeSchema, loraShapeSchemaWithDefaults, policyDtypeSchema, type TrainableSet, trainableSetSchema, warmStartCheckSchema } from '@agentflow/models';
 import { crossTaskMemoryConfigSchema } from '@agentflow/flow';
 import { promptTemplateConfigSchema } from '@agentflow/planner';
 import { toolsConfigSchema } from '@agentflow/executor';
+import { isPlainObject } from '@agentflow/core';
 import { z } from 'zod';
 import { taskSourceSettingsSchemaWith } from '@agentflow/eval';
 import { prmTrainableConfigSchema, prmTrainableConflict } from './prm-trainable';
 import { trainSchema } from './train-schema';
+import { trackingSettingsSchema } from '@agentflow/tracking';
 
 const modelSource = z
   .union([
@@ -41,9 +43,9 @@ export const runConfigSchema = z
     policy: z
       .object({
         model: modelSource.default({ preset: 'tiny' }),
-        lora: loraShapeSchemaWithDefaults({ rank: 128, alpha: 256, source: 'the embedded default' })
+        lora: loraShapeSchemaWithDefaults({ rank: 16, alpha: 32, source: 'the embedded default' })
           .prefault({})
-          .describe('LoRA on every linear module of the planner (PEFT "all-linear"); rank = hidden is full rank.'),
+          .describe('The warm-start adapter with warmStart.trainable lora (the default for a folder model): LoRA on every linear module of the planner (PEFT "all-linear").'),
         temperature: z.number().positive().default(1).describe('Sampling temperature of rollouts and evaluation.'),
         maxNewTokens: z.number().int().positive().max(131_072).default(48).describe('Token limit of one planner decision (at most 131072, past any Qwen3 context).'),
         maxSteps: z
@@ -60,7 +62,7 @@ export const runConfigSchema = z
           .record(z.string(), z.unknown())
           .default({ enable_thinking: false })
           .describe(
-            "Variables passed to the model folder's chat template (Hugging Face apply_chat_template kwargs). Default { enable_thinking: false }: Qwen3 with thinking off, as the AgentFlow reference system runs it; templates that do not read a variable ignore it.",
+            "Variables passed to the model folder's chat template (Hugging Face apply_chat_template kwargs). Default { enable_thinking: false }: Qwen3 with thinking off, as the AgentFlow reference system runs it. A template without the thinking switch (Qwen2.5's, Llama 3.1's) never thinks: false is dropped for it, true is refused when the folder loads.",
           ),
         rollouts: rolloutsSettingsSchema,
         generationRows: z
@@ -69,6 +71,7 @@ export const runConfigSchema = z
           .positive()
           .default(16)
           .describe('Rollouts the local planner samples together at most (one generation batch: its KV cache and prefill grow with it).'),
+        dtype: policyDtypeSchema,
         recompute: z
           .boolean()
           .default(false)
@@ -96,10 +99,11 @@ export const runConfigSchema = z
         warmupSteps: z.number().int().nonnegative().default(20),
         batchSize: z.number().int().positive().default(16),
         check: warmStartCheckSchema,
-        trainable: trainableSetSchema
-          .default({ kind: 'lora' })
+        // Frozen patterns alone (`--set warmStart.trainable.frozen=[...]`) mean full training.
+        trainable: z
+          .preprocess((value) => (isPlainObject(value) && !('kind' in value) && 'frozen' in value ? { kind: 'full', ...value } : value), trainableSetSchema.optional())
           .describe(
-            "What the warm start trains: { kind: lora } (default), an adapter of policy.lora's shape on the planner, saved as a PEFT folder in checkpoints/policy-warm and merged into models/planner-warm for what follows; { kind: full, frozen?: [patterns] }, every weight of the planner but the frozen ones, saved as a Hugging Face folder in checkpoints/policy-warm, which is then the warm planner itself (nothing merged). warmStart.learningRate 1e-2 works in full too (the default world, seeds 0 and 1: loss 0.036 and 0.037, held-out 62.5% and 72.5%, both at the first attempt; 1e-3 did as well on seed 0: see the trainer README).",
+            "What the warm start trains. Absent: every weight for the world's random planner (policy.model.preset tiny: LoRA cannot reach a random model's embeddings, norms or tied head), an adapter for a model loaded from a folder (policy.model.path). { kind: lora }: an adapter of policy.lora's shape on the planner, saved as a PEFT folder in checkpoints/policy-warm and merged into models/planner-warm for what follows; { kind: full, frozen?: [patterns] }: every weight of the planner but the frozen ones, saved as a Hugging Face folder in checkpoints/policy-warm, which is then the warm planner itself (nothing merged).",
           ),
       })
       .strict()
@@ -188,6 +192,7 @@ export const runConfigSchema = z
       .strict()
       .prefault({}),
     train: trainSchema.describe("DAPO on the planner: @agentflow/dapo's whole configuration, laid over the embedded default's values."),
+    tracking: trackingSettingsSchema.optional(),
   })
   .strict()
   .superRefine((config, context) => {
@@ -201,7 +206,7 @@ export const runConfigSchema = z
         message: 'train.trainable full cannot roll out on policy.rollouts.kind vllm: vLLM servers receive LoRA adapters, not whole weights; train LoRA (train.trainable.kind: lora) or roll out locally (policy.rollouts.kind: local)',
       });
     }
-    if (config.warmStart.trainable.kind === 'full' && config.train.trainable.kind === 'lora' && config.train.lora === null) {
+    if ((config.warmStart.trainable ?? defaultWarmStartTrainable(config.policy.model)).kind === 'full' && config.train.trainable.kind === 'lora' && config.train.lora === null) {
       context.addIssue({
         code: 'custom',
         path: ['train', 'lora'],
@@ -216,6 +221,15 @@ export const runConfigSchema = z
         message: `a preset planner is made for task.kind world (its tokenizer is learned from the world's demonstrations); with task.kind ${config.task.kind} give policy.model.path, a Hugging Face folder`,
       });
     }
-  });
+  })
+  .transform((config) => ({ ...config, warmStart: { ...config.warmStart, trainable: config.warmStart.trainable ?? defaultWarmStartTrainable(config.policy.model) } }));
+
+/**
+ * What the warm start trains when the config does not say: the world's random planner in full
+ * (LoRA cannot reach a random model's embeddings, norms or tied head), a pretrained folder through an adapter.
+ */
+function defaultWarmStartTrainable(model: z.infer<typeof modelSource>): z.output<typeof trainableSetSchema> {
+  return 'preset' in model ? { kind: 'full', frozen: [] } : { kind: 'lora' };
+}
 
 export type RunConfig = z.infer<typeof runConfigSchema>;

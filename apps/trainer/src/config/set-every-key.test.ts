@@ -15,8 +15,9 @@ function leavesOf(value: unknown, path: string[] = []): Leaf[] {
 function candidates(value: unknown): unknown[] {
   if (typeof value === 'number') return [value + 1, value * 2, value / 2, value - 1, 1, 0.5];
   if (typeof value === 'boolean') return [!value];
-  if (typeof value === 'string') return [`${value}-set`, 'cpu', 'constant', 'mse', 'text', 'drop', 'vector', 'sequence-mean', 'population', 'either'];
-  if (Array.isArray(value)) return value.length > 1 ? [value.slice(0, 1)] : value.length === 1 ? [[...value, ...value]] : [];
+  if (typeof value === 'string') return [`${value}-set`, 'cpu', 'constant', 'mse', 'text', 'drop', 'vector', 'sequence-mean', 'population', 'either', 'float32'];
+  // An empty list: a weight name, the only list of strings the default leaves empty (frozen patterns).
+  if (Array.isArray(value)) return value.length > 1 ? [value.slice(0, 1)] : value.length === 1 ? [[...value, ...value]] : [['model.embed_tokens.weight']];
   if (value === null) return [1, 100, 0.1];
   return [];
 }
@@ -33,7 +34,7 @@ function withValue(root: unknown, path: readonly string[], value: unknown): unkn
 const FOLLOWS: Record<string, string[]> = { 'train.promptsPerBatch': ['train.promptsPerMiniBatch'] };
 
 /** Leaves no other value of their type can take without changing another key (an enum of one, a list whose items are programs). */
-const ONLY_DEFAULT = new Set(['policy.model.preset', 'prm.backbone.preset', 'tools.mcp', 'fixedModules', 'memory.crossTask', 'tools.webSearch', 'tools.wikipedia', 'prm.lora', 'memory.mode']);
+const ONLY_DEFAULT = new Set(['policy.model.preset', 'prm.backbone.preset', 'fixedModules', 'memory.crossTask', 'tools.webSearch', 'tools.wikipedia', 'prm.lora', 'memory.mode']);
 
 describe('--set on the built-in default', () => {
   const defaults = runConfigSchema.parse({});

@@ -38,14 +38,14 @@ describe('shipped configs', () => {
     expect(formatMemoryPlan(full).join('\n')).toMatch(/full-parameter training holds .* Train planner with LoRA instead: .* which fits\./s);
   });
 
-  it('configs/exact-teacher.yaml is the default world with an exact teacher on 200 tasks, a text PRM and DAPO on the warm adapter', () => {
+  it('configs/exact-teacher.yaml is the default world with an exact teacher on 200 tasks and a text PRM', () => {
     const config = loadConfig(join(configs, 'exact-teacher.yaml'), runConfigSchema);
     const defaults = runConfigSchema.parse({});
     expect(config.task).toEqual({ ...defaults.task, teacher: { errorRate: 0, mistakes: ['lookup'] } });
     expect(config.policy).toEqual(defaults.policy);
     expect(config.warmStart).toMatchObject({ epochs: 20, demonstrations: 200 });
     expect(config.prm).toMatchObject({ input: 'text', confidence: false, loss: 'mse', lora: { rank: 16, alpha: 32 } });
-    expect(config.train).toMatchObject({ credit: { kind: 'process-sum' }, lora: null, learningRate: 3e-4, promptsPerBatch: 4, promptsPerMiniBatch: 4, klCoefficient: 0 });
+    expect(config.train).toMatchObject({ credit: { kind: 'process-sum' }, lora: { rank: 16, alpha: 32 }, learningRate: 3e-4, promptsPerBatch: 4, promptsPerMiniBatch: 4, klCoefficient: 0 });
   });
 });
 

@@ -14,10 +14,16 @@ const refused = (...overrides: string[]) => {
 };
 
 describe('what the warm start and DAPO train (warmStart.trainable, train.trainable)', () => {
-  it('trains LoRA in both phases by default', () => {
+  it("trains the world's random planner in full and then a LoRA on it by default; a folder's model through LoRA in both phases", () => {
     const config = load();
-    expect(config.warmStart.trainable).toEqual({ kind: 'lora' });
+    expect(config.warmStart.trainable).toEqual({ kind: 'full', frozen: [] });
     expect(config.train.trainable).toEqual({ kind: 'lora' });
+    const folder = load('policy.model={path: models/Qwen3-8B}');
+    expect(folder.warmStart.trainable).toEqual({ kind: 'lora' });
+    expect(folder.train.trainable).toEqual({ kind: 'lora' });
+    // Said outright, either phase's choice is kept whatever the model.
+    expect(load('warmStart.trainable.kind=lora').warmStart.trainable).toEqual({ kind: 'lora' });
+    expect(load('policy.model={path: models/Qwen3-8B}', 'warmStart.trainable.kind=full').warmStart.trainable).toEqual({ kind: 'full', frozen: [] });
   });
 
   it('switches either phase to full training with one --set, at the default of the full kind, and takes frozen patterns in either order', () => {

@@ -53,7 +53,7 @@ describe('agentflow run (shortened embedded default)', () => {
     const state = stateOf(out) as { stages: Record<string, { result?: { demonstrations?: number } }> };
     // Four training tasks are held back from the demonstrations for the warm start's check.
     expect(state.stages['warm-start']?.result?.demonstrations).toBe(20);
-    expect(state.stages['warm-start']?.result).toMatchObject({ heldOutTasks: 4, attempts: [{ attempt: 0, ok: true }] });
+    expect(state.stages['warm-start']?.result).toMatchObject({ heldOutTasks: 4, check: { ok: true } });
     const prm = JSON.parse(readFileSync(join(out, 'checkpoints', 'prm', 'prm-config.json'), 'utf8'));
     expect(prm.settings).toMatchObject({ input: 'chat', confidence: true });
     expect(prm.settings.trainable).toEqual({ kind: 'head' });

@@ -1,5 +1,5 @@
 import { percent, skillScore } from '@agentflow/eval';
-import type { WarmStartAttempt } from '@agentflow/models';
+import type { WarmStartVerdict } from '@agentflow/models';
 import type { RunCheck } from './run-summary';
 
 /** A PRM whose held-out MSE is not at least this much below the constant predictor's carries almost no step signal. */
@@ -7,31 +7,24 @@ export const PRM_CHECK_MIN_REDUCTION = 0.1;
 
 /** What the checks read of the stages' recorded results. */
 export interface CheckedStages {
-  warmStart?: { attempts?: WarmStartAttempt[]; heldOutAccuracy?: number | null; finalLoss?: number | null };
+  warmStart?: { check?: WarmStartVerdict; heldOutAccuracy?: number | null; finalLoss?: number | null };
   prm?: { mse: number; mse_constant: number };
-  train?: { steps?: number; stoppedEarly?: string };
+  /** `saturated`: DAPO stopped because the policy solved nearly every training prompt every time. */
+  train?: { steps?: number; stoppedEarly?: string; saturated?: boolean };
   totalSteps: number;
 }
 
 /**
- * The checks a run's report shows at its top: the warm start's (passed, and after how many
- * attempts), the PRM against the constant predictor, and whether DAPO ran its whole budget.
+ * The checks a run's report shows at its top: the warm start's (what it reached on its check),
+ * the PRM against the constant predictor, and whether DAPO ran its whole budget.
  */
 export function runChecks(stages: CheckedStages): RunCheck[] {
   const checks: RunCheck[] = [];
-  const attempts = stages.warmStart?.attempts;
-  if (attempts && attempts.length > 0) {
-    const last = attempts.at(-1)!;
-    const failed = attempts.filter((attempt) => !attempt.ok);
-    const reached = `loss ${last.finalLoss?.toFixed(3) ?? '-'}${last.heldOutAccuracy === null ? '' : `, ${percent(last.heldOutAccuracy)} of the held-back training tasks`}`;
-    checks.push({
-      name: 'warm-start',
-      ok: last.ok,
-      message:
-        failed.length === 0
-          ? `The warm start passed its check on the first attempt (${reached}).`
-          : `The warm start passed its check on attempt ${attempts.length} (${reached}) after ${failed.length} failed: ${failed.map((attempt) => attempt.reason).join('; ')}.`,
-    });
+  const check = stages.warmStart?.check;
+  if (check) {
+    const reached = `loss ${check.finalLoss?.toFixed(3) ?? '-'}${check.heldOutAccuracy === null ? '' : `, ${percent(check.heldOutAccuracy)} of the held-back training tasks`}`;
+    // A failed check stops the run, so a report only ever shows a passed one.
+    checks.push({ name: 'warm-start', ok: check.ok, message: `The warm start passed its check (${reached}).` });
   }
   if (stages.prm) {
     const score = skillScore(stages.prm.mse, stages.prm.mse_constant);
@@ -49,7 +42,7 @@ export function runChecks(stages: CheckedStages): RunCheck[] {
   if (stages.train) {
     checks.push(
       stages.train.stoppedEarly
-        ? { name: 'train', ok: false, message: `${stages.train.stoppedEarly} (${stages.train.steps ?? 0} of ${stages.totalSteps} steps ran).` }
+        ? { name: 'train', ok: stages.train.saturated === true, message: `${stages.train.stoppedEarly} (${stages.train.steps ?? 0} of ${stages.totalSteps} steps ran).` }
         : { name: 'train', ok: true, message: `DAPO ran all ${stages.train.steps ?? stages.totalSteps} of ${stages.totalSteps} steps.` },
     );
   }

@@ -93,20 +93,22 @@ export const trainStage: Stage<PipelineContext> = {
     await rollouts.prepare();
     emit({ type: 'progress', stage: 'train', completed: resumedAt ?? 0, total: dapo.totalSteps });
     let stoppedEarly: string | undefined;
+    let saturated = false;
     try {
       await trainer.run();
     } catch (error) {
-      // No group with a learning signal in maxRounds rounds: the policy answers every prompt
-      // the same way. Training cannot go on, but what it learned so far is still evaluated.
+      // No group with a learning signal in maxRounds rounds: the policy answers every prompt the
+      // same way (saturated: right every time). Training cannot go on; what it learned is evaluated.
       if (!AgentFlowError.hasCode(error, 'DYNAMIC_SAMPLING_EXHAUSTED')) throw error;
       stoppedEarly = `DAPO stopped after step ${trainer.step}: ${error.message}`;
-      emit({ type: 'log', level: 'warn', message: stoppedEarly });
+      saturated = error.details?.saturated === true;
+      emit({ type: 'log', level: saturated ? 'info' : 'warn', message: stoppedEarly });
     }
     const final = run.checkpoint(POLICY_CHECKPOINTS.final);
     await policy.policy.save(final);
     await policy.policy.release();
     await reference?.release();
-    return { steps: trainer.step, resumedAt, ...(stoppedEarly ? { stoppedEarly } : {}) };
+    return { steps: trainer.step, resumedAt, ...(stoppedEarly ? { stoppedEarly, saturated } : {}) };
   },
 };
 

@@ -1,5 +1,4 @@
 import type { Stage } from '@agentflow/core';
-import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskItem } from '@agentflow/eval';
 import { demonstrationSamples } from '@agentflow/flow';
@@ -24,14 +23,11 @@ async function warmStartSamples(context: PipelineContext) {
 /**
  * Supervised warm start on the task source's demonstrations (`@agentflow/models`'
  * runSupervisedWarmStart: supervised fine-tuning on the teacher's completion tokens, checkpointed
- * every epoch, checked and retried), after creating the preset planner when the config asks for
- * one. A source without demonstrations (benchmark files) starts from the planner as it is: the
- * stage then saves its fresh adapter (or, with `warmStart.trainable` full, the planner's weights),
- * which every later stage opens.
- *
- * With `warmStart.check`, a failing attempt is redone from the next initialisation (a new
- * random planner and adapter); when every attempt fails the run stops here, naming what each
- * one reached.
+ * every epoch and checked), after creating the preset planner when the config asks for one. A
+ * source without demonstrations (benchmark files) starts from the planner as it is: the stage
+ * then saves its fresh adapter (or, with `warmStart.trainable` full, the planner's weights),
+ * which every later stage opens. With `warmStart.check`, a warm start that fails it stops the
+ * run here, naming what it reached.
  */
 export const warmStartStage: Stage<PipelineContext> = {
   name: 'warm-start',
@@ -56,35 +52,29 @@ export const warmStartStage: Stage<PipelineContext> = {
       checkpointDir: checkpoint,
       progressPath: join(run.paths.checkpoints, 'warm-start.json'),
       ...(preset && configured.createPresetPlanner
-        ? { prepare: (initSeed: number) => configured.createPresetPlanner!(context.policyDir, samples, initSeed) }
+        ? { prepare: (seed: number) => configured.createPresetPlanner!(context.policyDir, samples, seed) }
         : {}),
-      openPolicy: async (initSeed) => plannerOf(context, await plannerPhases(context).openWarm({ seed: initSeed, checkpoint })),
+      openPolicy: async (seed) => plannerOf(context, await plannerPhases(context).openWarm({ seed, checkpoint })),
       // Accuracy on the held-back training tasks, sampled as every evaluation is.
       ...(heldOut.length === 0
         ? {}
         : {
-            heldOutAccuracy: async (policy, attempt) =>
-              (await evaluatePlanner(context, createRunAgent(context, policy.languageModel), { tasks: heldOut, idPrefix: `warm-check-${attempt}` })).summary.accuracy,
+            heldOutAccuracy: async (policy) =>
+              (await evaluatePlanner(context, createRunAgent(context, policy.languageModel), { tasks: heldOut, idPrefix: 'warm-check-0' })).summary.accuracy,
           }),
-      onAttempt: ({ epochsDone }) => emit({ type: 'progress', stage: 'warm-start', completed: epochsDone, total: epochs }),
-      onEpoch: ({ attempt, epoch, loss }) => {
-        run.appendMetrics([{ stage: 'warm-start', step: epoch, loss, attempt }]);
+      onStart: ({ epochsDone }) => emit({ type: 'progress', stage: 'warm-start', completed: epochsDone, total: epochs }),
+      onEpoch: ({ epoch, loss }) => {
+        run.appendMetrics([{ stage: 'warm-start', step: epoch, loss }]);
         emit({ type: 'progress', stage: 'warm-start', completed: epoch, total: epochs, metrics: { loss } });
       },
-      onRetry: (failed) => {
-        emit({ type: 'log', level: 'warn', message: `warm start attempt ${failed.attempt + 1} failed its check (${failed.reason}); retrying from a new initialisation.` });
-        // The next attempt draws a new random planner (preset) as well as a new adapter.
-        if (preset && existsSync(context.policyDir)) rmSync(context.policyDir, { recursive: true, force: true });
-      },
-      remedy: 'DAPO would start from a planner that cannot answer; raise warmStart.epochs or warmStart.check.attempts, or lower the check (warmStart.check: null accepts any).',
+      remedy: 'DAPO would start from a planner that cannot answer; raise warmStart.epochs, or lower the check (warmStart.check: null accepts any).',
     });
-    const accepted = result.attempts?.at(-1);
     return {
       demonstrations: taught,
       samples: samples.length,
       epochs,
       finalLoss: result.finalLoss,
-      ...(accepted ? { initSeed: result.initSeed, heldOutTasks: heldOut.length, heldOutAccuracy: accepted.heldOutAccuracy, attempts: result.attempts } : {}),
+      ...(result.check ? { heldOutTasks: heldOut.length, heldOutAccuracy: result.check.heldOutAccuracy, check: result.check } : {}),
     };
   },
 };

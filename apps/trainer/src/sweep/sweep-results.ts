@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig, openRunDirectory, readConfigFile, readJsonl, validateConfig } from '@agentflow/core';
+import { loadConfig, type MetricsRow, openRunDirectory, readConfigFile, readJsonl, validateConfig } from '@agentflow/core';
 import { heldOutAccuracyCurve, readSweepFailure, type SweepRunRecord } from '@agentflow/eval';
 import { type RunConfig, runConfigSchema } from '../config/schema';
-import { type MetricsRow, runSummarySchema } from '../report/run-summary';
+import { runSummarySchema } from '../report/run-summary';
 
 interface StageRecord {
   result?: unknown;
@@ -30,14 +30,14 @@ export function readSweepRun(dir: string, arm: string, seed: number): SweepRunRe
   }
   const base: SweepRunRecord = { ...empty, totalSteps: config.train.totalSteps };
   const stages: Record<string, StageRecord> = existsSync(join(dir, 'state.json')) ? openRunDirectory(dir).readState().stages : {};
-  const warm = stages['warm-start']?.result as { finalLoss?: number | null; attempts?: unknown[]; heldOutAccuracy?: number | null } | undefined;
+  const warm = stages['warm-start']?.result as { finalLoss?: number | null; heldOutAccuracy?: number | null } | undefined;
   const train = stages.train?.result as { steps?: number; stoppedEarly?: string } | undefined;
   const failure = readSweepFailure(dir);
   const result: SweepRunRecord = {
     ...base,
     steps: train?.steps ?? 0,
     ...(train?.stoppedEarly ? { stoppedEarly: train.stoppedEarly } : {}),
-    ...(warm ? { warmStart: { finalLoss: warm.finalLoss ?? null, attempts: warm.attempts?.length ?? 1, heldOutAccuracy: warm.heldOutAccuracy ?? null } } : {}),
+    ...(warm ? { warmStart: { finalLoss: warm.finalLoss ?? null, heldOutAccuracy: warm.heldOutAccuracy ?? null } } : {}),
   };
   if (!existsSync(join(dir, 'summary.json'))) return { ...result, failure: failure ?? 'unfinished' };
   const summary = validateConfig(readConfigFile(join(dir, 'summary.json')), runSummarySchema, join(dir, 'summary.json'));

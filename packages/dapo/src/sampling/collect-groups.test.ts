@@ -61,13 +61,20 @@ describe('collectGroups', () => {
     expect(result).toMatchObject({ rounds: 2, generatedGroups: 6, droppedGroups: 2, droppedRollouts: 4, surplusGroups: 1 });
   });
 
-  it('gives up after maxRounds with a clear error', async () => {
+  it('gives up after maxRounds with a clear error that says where the dropped groups stood', async () => {
     const source = scripted([[1, 1], [1, 1], [1, 1], [0, 1]]);
     const attempt = collectGroups({ ...common, dynamicSampling: { kind: 'refill', stdThreshold: 1e-3, maxRounds: 2 }, targetGroups: 4, generate: source.generate });
+    // Every dropped group was all right: the policy has learned these prompts, and the message says so.
     await expect(attempt).rejects.toThrow(
-      /kept 1 of 4 groups after 2 generation rounds \(6 of 7 groups dropped because all their rewards were equal, 12 rollouts spent on them\)/,
+      /kept 1 of 4 groups after 2 generation rounds \(6 of 7 groups dropped because all their rewards were equal: 6 at reward 1; 12 rollouts spent on them\)\. Most dropped groups were all right: the policy solves nearly every training prompt/,
     );
-    await attempt.catch((error) => expect(AgentFlowError.hasCode(error, 'DYNAMIC_SAMPLING_EXHAUSTED')).toBe(true));
+    await attempt.catch((error) => {
+      expect(AgentFlowError.hasCode(error, 'DYNAMIC_SAMPLING_EXHAUSTED')).toBe(true);
+      expect((error as AgentFlowError).details).toMatchObject({ droppedByReward: [{ reward: 1, groups: 6 }], saturated: true });
+    });
+    // Mostly wrong: the usual remedies.
+    const failing = collectGroups({ ...common, dynamicSampling: { kind: 'refill', stdThreshold: 1e-3, maxRounds: 1 }, targetGroups: 3, generate: scripted([[0, 0], [0, 0], [1, 1]]).generate });
+    await expect(failing).rejects.toThrow(/1 at reward 1, 2 at reward 0; 6 rollouts spent on them\)\. Raise dynamicSampling\.maxRounds/);
   });
 
   it("'drop' trains on what is left and 'off' keeps everything", async () => {

@@ -53,6 +53,30 @@ const NO_SIGNAL: Record<GroupSignal, string> = {
   either: 'all their rewards were equal and their step scores did not vary',
 };
 
+const meanOf = (values: ArrayLike<number>): number => {
+  let sum = 0;
+  for (let index = 0; index < values.length; index++) sum += values[index] as number;
+  return values.length === 0 ? 0 : sum / values.length;
+};
+
+const formatReward = (reward: number): string => (Number.isInteger(reward) ? String(reward) : reward.toFixed(3));
+
+/**
+ * Whether most dropped groups sat at reward 1 or more (right, in the 0/1 and -1/+1
+ * conventions): the policy answers the training prompts right every time, and outcome rewards
+ * have nothing left to tell apart. The error's `details.saturated` says so for a caller.
+ */
+function solvedNearlyAll(byReward: ReadonlyArray<readonly [number, number]>): boolean {
+  const total = byReward.reduce((sum, [, count]) => sum + count, 0);
+  const [best, atBest] = byReward[0] ?? [0, 0];
+  return best >= 1 && atBest >= 0.8 * total;
+}
+
+const SATURATED_REMEDY =
+  'Most dropped groups were all right: the policy solves nearly every training prompt every time. ' +
+  "Harder or more prompts, or a signal that still varies (signal 'either' with a PRM), would give DAPO more to learn.";
+const EXHAUSTED_REMEDY = 'Raise dynamicSampling.maxRounds or groupSize, use easier or harder prompts, or check that the reward function can tell rollouts apart.';
+
 /** Generates, filters and refills groups according to the dynamic-sampling policy. */
 export async function collectGroups<Group>(settings: CollectGroupsSettings<Group>): Promise<CollectedGroups<Group>> {
   const { dynamicSampling: policy, targetGroups } = settings;
@@ -115,6 +139,8 @@ export async function collectGroups<Group>(settings: CollectGroupsSettings<Group
       let generatedGroups = 0;
       let droppedGroups = 0;
       let droppedRollouts = 0;
+      /** Dropped groups by the mean of their outcome rewards: all right, all wrong, or between. */
+      const droppedByReward = new Map<number, number>();
       for (let round = 0; round < policy.maxRounds; round++) {
         const count = policy.promptsPerRound ?? targetGroups - kept.length;
         const generated = await settings.generate(count, round);
@@ -123,6 +149,10 @@ export async function collectGroups<Group>(settings: CollectGroupsSettings<Group
         kept.push(...filtered.kept);
         droppedGroups += filtered.dropped.length;
         droppedRollouts += countRollouts(filtered.dropped);
+        for (const group of filtered.dropped) {
+          const reward = meanOf(settings.rewardsOf(group));
+          droppedByReward.set(reward, (droppedByReward.get(reward) ?? 0) + 1);
+        }
         if (kept.length >= targetGroups) {
           const groups = kept.slice(0, targetGroups);
           return {
@@ -136,14 +166,26 @@ export async function collectGroups<Group>(settings: CollectGroupsSettings<Group
           };
         }
       }
+      const byReward = [...droppedByReward].sort(([a], [b]) => b - a);
+      const saturated = solvedNearlyAll(byReward);
       throw new AgentFlowError({
         code: 'DYNAMIC_SAMPLING_EXHAUSTED',
         message:
           `Dynamic sampling kept ${kept.length} of ${targetGroups} groups after ${policy.maxRounds} generation rounds ` +
-          `(${droppedGroups} of ${generatedGroups} groups dropped because ${NO_SIGNAL[policy.signal ?? 'outcome']}, ` +
-          `${droppedRollouts} rollouts spent on them). Raise dynamicSampling.maxRounds or groupSize, ` +
-          `use easier or harder prompts, or check that the reward function can tell rollouts apart.`,
-        details: { kept: kept.length, targetGroups, rounds: policy.maxRounds, droppedGroups, droppedRollouts, generatedGroups, signal: policy.signal ?? 'outcome' },
+          `(${droppedGroups} of ${generatedGroups} groups dropped because ${NO_SIGNAL[policy.signal ?? 'outcome']}: ` +
+          `${byReward.map(([reward, count]) => `${count} at reward ${formatReward(reward)}`).join(', ')}; ` +
+          `${droppedRollouts} rollouts spent on them). ${saturated ? SATURATED_REMEDY : EXHAUSTED_REMEDY}`,
+        details: {
+          kept: kept.length,
+          targetGroups,
+          rounds: policy.maxRounds,
+          droppedGroups,
+          droppedRollouts,
+          generatedGroups,
+          signal: policy.signal ?? 'outcome',
+          droppedByReward: byReward.map(([reward, groups]) => ({ reward, groups })),
+          saturated,
+        },
       });
     }
     default:

@@ -18,7 +18,7 @@ const finished: SweepRunRecord = {
   steps: 1,
   totalSteps: 2,
   stoppedEarly: 'no groups with differing rewards',
-  warmStart: { finalLoss: 0.4321, attempts: 2, heldOutAccuracy: 0.5 },
+  warmStart: { finalLoss: 0.4321, heldOutAccuracy: 0.5 },
   curve: [
     { step: 0, rollouts: 0, accuracy: 0.125 },
     { step: 2, rollouts: 8, accuracy: 0.5 },
@@ -45,7 +45,7 @@ describe('the sweep rendered', () => {
         '',
         '| credit | seed | before [95% CI] | after [95% CI] | gain (points) | p (McNemar) | PRM MSE vs constant | DAPO steps | warm-start loss | wall time |',
         '|---|---|---|---|---|---|---|---|---|---|',
-        '| process | 0 | 12.5% [2.0%, 47.0%] | 50.0% [22.0%, 78.0%] | +37.5 | 0.031 | 0.0500 vs 0.1000 (-50.0%) | 1 / 2 (stopped early) | 0.432 (2 attempts) | 61 s |',
+        '| process | 0 | 12.5% [2.0%, 47.0%] | 50.0% [22.0%, 78.0%] | +37.5 | 0.031 | 0.0500 vs 0.1000 (-50.0%) | 1 / 2 (stopped early) | 0.432 (held-out 50.0%) | 61 s |',
         '| process | 1 | out of <memory> |  |  |  |  |  |  |  |',
         '',
         "- process: 1 of 2 runs finished; mean gain +37.5 points (95% t interval over seeds); >= 15 points on 1 of 1; PRM MSE 50.0% below the constant's, >= 30% on 1 of 1; 3.50 steps per solved task after training.",

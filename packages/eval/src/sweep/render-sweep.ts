@@ -41,7 +41,7 @@ function runRows(report: SweepReport): string[][] {
         summary.paired ? summary.paired.pValue.toPrecision(2) : '-',
         prm ? `${prm.mse.toFixed(4)} vs ${prm.mse_constant.toFixed(4)} (${Number.isFinite(reduction) ? `${signed(-100 * reduction)}%` : '-'})` : '-',
         `${run.steps} / ${run.totalSteps}${run.stoppedEarly ? ' (stopped early)' : ''}`,
-        run.warmStart ? `${run.warmStart.finalLoss?.toFixed(3) ?? '-'} (${run.warmStart.attempts} attempt${run.warmStart.attempts === 1 ? '' : 's'})` : '-',
+        run.warmStart ? `${run.warmStart.finalLoss?.toFixed(3) ?? '-'}${run.warmStart.heldOutAccuracy === null ? '' : ` (held-out ${pct(run.warmStart.heldOutAccuracy)})`}` : '-',
         summary.durationSeconds === undefined ? '-' : `${summary.durationSeconds.toFixed(0)} s`,
       ];
     }),

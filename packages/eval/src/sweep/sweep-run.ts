@@ -40,8 +40,8 @@ export interface SweepRunRecord extends SweepRunSpec {
   totalSteps: number;
   /** Why training stopped before `totalSteps`. */
   stoppedEarly?: string;
-  /** The warm start's final loss, its attempts and its held-out accuracy, when the run had one. */
-  warmStart?: { finalLoss: number | null; attempts: number; heldOutAccuracy: number | null };
+  /** The warm start's final loss and its held-out accuracy, when the run had one. */
+  warmStart?: { finalLoss: number | null; heldOutAccuracy: number | null };
   /** Held-out accuracy against training steps, step 0 the planner before training. */
   curve: LearningCurvePoint[];
 }

@@ -27,12 +27,7 @@ describe('the task settings block', () => {
       heads: 4,
       keyValueHeads: 4,
       intermediateSize: 256,
-      embeddingStd: 0.5,
-      sharedDirection: 1,
-      wordClassDirection: 1,
-      identityInit: 1.5,
       ropeTheta: 10000,
-      qkNormGain: 3,
       bpeMerges: 300,
     });
     expect(task.teacher).toEqual({ errorRate: 0.4, mistakes: ['lookup'] });

@@ -115,28 +115,11 @@ function worldPlannerSettingsSchemaWith(wording: TaskSourceSettingsWording) {
       heads: z.number().int().positive().max(B.heads).default(4).describe('Query heads per layer.'),
       keyValueHeads: z.number().int().positive().max(B.heads).default(4).describe('Key/value heads; must divide heads.'),
       intermediateSize: z.number().int().positive().max(B.intermediateSize).default(256).describe('Width of the SiLU-gated MLP.'),
-      embeddingStd: z.number().positive().default(0.5).describe('Std of the random embedding table (HF draws 0.02; LoRA cannot train it).'),
-      sharedDirection: z
-        .number()
-        .nonnegative()
-        .default(1)
-        .describe('One fixed random direction added to every embedding, relative to the token part: gives q and k a constant to attend by position.'),
-      wordClassDirection: z
-        .number()
-        .nonnegative()
-        .default(1)
-        .describe('One direction per word class (names, numbers, counted things) added to its tokens, relative to the token part.'),
-      identityInit: z.number().nonnegative().default(1.5).describe('Added to the diagonal of v_proj and o_proj: a base that passes tokens on (copying).'),
       ropeTheta: z
         .number()
         .positive()
         .default(10000)
         .describe('RoPE base. A small base gives every frequency pair a short period: sharp attention by relative position in short prompts.'),
-      qkNormGain: z
-        .number()
-        .positive()
-        .default(3)
-        .describe('Initial weight of q_norm and k_norm. LoRA cannot train norms, and at 1 an attention logit is at most sqrt(head_dim): too flat to copy one token.'),
       bpeMerges: z.number().int().nonnegative().max(B.bpeMerges).default(300).describe('BPE merges learned between the whole-word tokens (names, numbers).'),
     })
     .strict()
@@ -145,7 +128,7 @@ function worldPlannerSettingsSchemaWith(wording: TaskSourceSettingsWording) {
     })
     .prefault({})
     .describe(
-      `The random planner the world creates for ${wording.plannerRequest ?? DEFAULT_WORDING.plannerRequest}: its Qwen3 shape, the initialisation that lets LoRA alone learn the world, and its BPE tokenizer learned from the demonstrations.`,
+      `The random planner the world creates for ${wording.plannerRequest ?? DEFAULT_WORDING.plannerRequest}: its Qwen3 shape (transformers' random initialisation; the warm start trains it in full) and its BPE tokenizer learned from the demonstrations.`,
     );
 }
 

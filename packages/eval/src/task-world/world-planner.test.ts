@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadQwen3Config, parameterCount } from '@agentflow/models';
+import { loadModel, loadQwen3Config, parameterCount } from '@agentflow/models';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTaskWorld } from './create-task-world';
 import { createWorldPlannerFolder, type WorldPlannerSample, type WorldPlannerShape, worldPlannerConfig, worldPlannerVocabCeiling } from './world-planner';
@@ -16,12 +16,7 @@ const shape: WorldPlannerShape = {
   heads: 4,
   keyValueHeads: 4,
   intermediateSize: 256,
-  embeddingStd: 0.5,
-  sharedDirection: 1,
-  wordClassDirection: 1,
-  identityInit: 1.5,
   ropeTheta: 10000,
-  qkNormGain: 3,
   bpeMerges: 300,
 };
 
@@ -45,5 +40,22 @@ describe('the world planner', () => {
     // The ceiling the doc states at the defaults; the default run's learned tokenizer has 815 ids.
     expect(ceiling).toBe(1211);
     expect(parameterCount(worldPlannerConfig(shape, ceiling)) - parameterCount(built)).toBe((ceiling - built.vocabSize) * 128);
+
+    // A plain random Qwen3, as transformers initialises one: normal(0, 0.02) matrices (the
+    // embeddings included, no shared or word-class directions), every norm exactly 1, no
+    // identity added to v_proj / o_proj.
+    const { weights } = await loadModel(dir);
+    const std = (data: ArrayLike<number>) => Math.sqrt(Array.from(data).reduce((sum, value) => sum + value * value, 0) / data.length);
+    const mean = (data: ArrayLike<number>) => Array.from(data).reduce((sum, value) => sum + value, 0) / data.length;
+    const embedding = weights.get('model.embed_tokens.weight')!.data;
+    expect(std(embedding)).toBeCloseTo(0.02, 3);
+    expect(Math.abs(mean(embedding))).toBeLessThan(1e-3);
+    for (const [name, tensor] of weights) {
+      if (name.endsWith('norm.weight')) expect(new Set(tensor.data), name).toEqual(new Set([1]));
+    }
+    const vProj = weights.get('model.layers.0.self_attn.v_proj.weight')!;
+    const columns = vProj.shape[1]!;
+    const diagonal = Array.from({ length: vProj.shape[0]! }, (_, row) => vProj.data[row * columns + (row % columns)]!);
+    expect(std(diagonal)).toBeLessThan(0.04);
   });
 });

@@ -23,11 +23,11 @@ const samples = [
 
 interface Opened {
   policy: LocalPolicy;
-  initSeed: number;
+  seed: number;
   encodeExample(prompt: readonly ChatMessage[], completion: string): { promptIds: number[]; completionIds: number[] };
 }
 
-/** Settings over a fresh folder: a LoRA policy on one random model, its adapter drawn with the attempt's seed or read from the checkpoint. */
+/** Settings over a fresh folder: a LoRA policy on one random model, its adapter drawn with the seed or read from the checkpoint. */
 function settingsIn(overrides: Partial<SupervisedWarmStartSettings<Opened>> = {}): SupervisedWarmStartSettings<Opened> & { opened: number[]; prepared: number[] } {
   const root = mkdtempSync(join(tmpdir(), 'warm-start-'));
   const opened: number[] = [];
@@ -46,14 +46,14 @@ function settingsIn(overrides: Partial<SupervisedWarmStartSettings<Opened>> = {}
     check: null,
     checkpointDir,
     progressPath: join(root, 'checkpoints', 'warm-start.json'),
-    prepare: async (initSeed) => void prepared.push(initSeed),
-    async openPolicy(initSeed) {
-      opened.push(initSeed);
-      const policy = await createLocalPolicy({ model, lora: { rank: 4, alpha: 8 }, seed: initSeed, runtime });
+    prepare: async (seed) => void prepared.push(seed),
+    async openPolicy(seed) {
+      opened.push(seed);
+      const policy = await createLocalPolicy({ model, lora: { rank: 4, alpha: 8 }, seed, runtime });
       if (existsSync(join(checkpointDir, 'adapter_config.json'))) await policy.load(checkpointDir);
       return {
         policy,
-        initSeed,
+        seed,
         encodeExample: (prompt, completion) => ({ promptIds: bytes(prompt.map((message) => message.content).join('\n')), completionIds: [...bytes(completion), 0] }),
       };
     },
@@ -61,14 +61,14 @@ function settingsIn(overrides: Partial<SupervisedWarmStartSettings<Opened>> = {}
   };
 }
 
-const passing: WarmStartCheck = { heldOutTasks: 1, minAccuracy: 0.5, maxLoss: 100, abandon: null, attempts: 3 };
+const passing: WarmStartCheck = { heldOutTasks: 1, minAccuracy: 0.5, maxLoss: 100, abandon: null };
 
-/** Runs `settings`, killed (an error out of onEpoch) after epoch `epoch` of attempt `attempt`. */
-async function killedAt(settings: SupervisedWarmStartSettings<Opened>, attempt: number, epoch: number) {
+/** Runs `settings`, killed (an error out of onEpoch) after epoch `epoch`. */
+async function killedAt(settings: SupervisedWarmStartSettings<Opened>, epoch: number) {
   const killed = runSupervisedWarmStart({
     ...settings,
     onEpoch: (progress) => {
-      if (progress.attempt === attempt && progress.epoch === epoch) throw new Error('killed');
+      if (progress.epoch === epoch) throw new Error('killed');
     },
   });
   await expect(killed).rejects.toThrow('killed');
@@ -79,12 +79,11 @@ describe('runSupervisedWarmStart', () => {
     const whole = await runSupervisedWarmStart(settingsIn());
     expect(whole.losses).toHaveLength(4);
     expect(whole.losses.at(-1)!).toBeLessThan(whole.losses[0]!);
-    expect(whole).toMatchObject({ initSeed: 7, finalLoss: whole.losses.at(-1) });
-    expect(whole.attempts).toBeUndefined();
+    expect(whole).toEqual({ losses: whole.losses, finalLoss: whole.losses.at(-1) });
 
     const settings = settingsIn();
-    await killedAt(settings, 0, 2);
-    expect(JSON.parse(readFileSync(settings.progressPath, 'utf8'))).toMatchObject({ attempt: 0, epochsDone: 2, failed: [] });
+    await killedAt(settings, 2);
+    expect(JSON.parse(readFileSync(settings.progressPath, 'utf8'))).toEqual({ epochsDone: 2, losses: whole.losses.slice(0, 2) });
     expect(existsSync(join(settings.checkpointDir, 'adapter_config.json'))).toBe(true);
     const epochs: number[] = [];
     const resumed = await runSupervisedWarmStart({ ...settings, onEpoch: ({ epoch }) => void epochs.push(epoch) });
@@ -92,49 +91,42 @@ describe('runSupervisedWarmStart', () => {
     expect(resumed.losses).toEqual(whole.losses);
   });
 
-  it('redoes a failing attempt from the next initialisation, resumably, and reports every attempt', async () => {
-    const retried: number[] = [];
+  it('checks its result on the held-back tasks, resumably, and says what it reached', async () => {
     const settings = settingsIn({
       check: passing,
-      heldOutAccuracy: async (opened, attempt) => {
-        expect(opened.initSeed).toBe(7 + 1000 * attempt);
-        return attempt === 0 ? 0.25 : 0.75;
+      heldOutAccuracy: async (opened) => {
+        expect(opened.seed).toBe(7);
+        return 0.75;
       },
-      onRetry: (failed) => void retried.push(failed.attempt),
     });
-    // Killed in the second attempt: the resume goes on with it, the failed first attempt kept.
-    await killedAt(settings, 1, 1);
-    expect(retried).toEqual([0]);
-    expect(settings.prepared).toEqual([7, 1007]);
+    // Killed after epoch 1: the resume goes on with the same seed's policy from its checkpoint.
+    await killedAt(settings, 1);
+    expect(settings.prepared).toEqual([7]);
     const result = await runSupervisedWarmStart(settings);
-    expect(settings.prepared).toEqual([7, 1007, 1007]);
-    expect(result.initSeed).toBe(1007);
+    expect(settings.prepared).toEqual([7, 7]);
     expect(result.losses).toHaveLength(4);
-    expect(result.attempts).toMatchObject([
-      { attempt: 0, initSeed: 7, epochs: 4, ok: false, heldOutAccuracy: 0.25, reason: 'attempt 1 (init seed 7) answered 25.0% of the held-back tasks (below minAccuracy 0.5)' },
-      { attempt: 1, initSeed: 1007, epochs: 4, ok: true, heldOutAccuracy: 0.75 },
-    ]);
+    expect(result.check).toEqual({ epochs: 4, finalLoss: result.finalLoss, heldOutAccuracy: 0.75, ok: true });
   });
 
-  it('abandons attempts whose loss is still high, and stops naming each one when all fail', async () => {
-    const epochs: string[] = [];
-    const settings = settingsIn({
-      check: { ...passing, abandon: { afterEpoch: 1, aboveLoss: 1e-6 }, attempts: 2 },
-      onEpoch: ({ attempt, epoch }) => void epochs.push(`${attempt}:${epoch}`),
+  it('stops a warm start whose loss is still high, or that cannot answer, naming what it reached', async () => {
+    const epochs: number[] = [];
+    const abandoned = settingsIn({
+      check: { ...passing, abandon: { afterEpoch: 1, aboveLoss: 1e-6 } },
+      onEpoch: ({ epoch }) => void epochs.push(epoch),
       remedy: 'raise epochs.',
     });
-    const failed = await runSupervisedWarmStart(settings).catch((error: unknown) => error);
+    const failed = await runSupervisedWarmStart(abandoned).catch((error: unknown) => error);
     expect(AgentFlowError.hasCode(failed, 'RUNTIME_ERROR')).toBe(true);
-    expect((failed as Error).message).toMatch(
-      /^The warm start failed its check in all 2 attempt\(s\): attempt 1 \(init seed 7\) abandoned after epoch 1 at loss [\d.]+ \(above 0\.000001\); attempt 2 \(init seed 1007\) abandoned after epoch 1 at loss [\d.]+ \(above 0\.000001\)\. raise epochs\.$/,
-    );
-    expect(epochs).toEqual(['0:1', '1:1']);
-    expect(settings.opened).toEqual([7, 1007]);
+    expect((failed as Error).message).toMatch(/^The warm start failed its check: it abandoned after epoch 1 at loss [\d.]+ \(above 0\.000001\)\. raise epochs\.$/);
+    expect(epochs).toEqual([1]);
+    expect(abandoned.opened).toEqual([7]);
+    const weak = await runSupervisedWarmStart(settingsIn({ check: passing, heldOutAccuracy: async () => 0.25 })).catch((error: unknown) => error);
+    expect((weak as Error).message).toMatch(/^The warm start failed its check: it answered 25\.0% of the held-back tasks \(below minAccuracy 0\.5\)\. Training would start/);
   });
 
   it('with no epochs, saves the fresh adapter once', async () => {
     const settings = settingsIn({ epochs: 0 });
-    expect(await runSupervisedWarmStart(settings)).toEqual({ losses: [], finalLoss: null, initSeed: 7 });
+    expect(await runSupervisedWarmStart(settings)).toEqual({ losses: [], finalLoss: null });
     expect(existsSync(join(settings.checkpointDir, 'adapter_config.json'))).toBe(true);
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { abandonedEarly, checkWarmStartAttempt, heldOutSplit, type WarmStartCheck, warmStartInitSeed } from './warm-start-check';
+import { abandonedEarly, checkWarmStart, heldOutSplit, type WarmStartCheck } from './warm-start-check';
 
 // The trainer's defaults (its warmStart.check block).
-const check: WarmStartCheck = { heldOutTasks: 40, minAccuracy: 0.2, maxLoss: 0.15, abandon: { afterEpoch: 3, aboveLoss: 0.3 }, attempts: 6 };
+const check: WarmStartCheck = { heldOutTasks: 40, minAccuracy: 0.2, maxLoss: 0.15, abandon: { afterEpoch: 3, aboveLoss: 0.3 } };
 const items = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `t${i}` }));
 
 describe('the warm start check', () => {
@@ -15,7 +15,7 @@ describe('the warm start check', () => {
     expect(() => heldOutSplit(items(24), { heldOutTasks: 40 })).toThrow('heldOutTasks is 40, but there are 24 training task(s): hold back fewer');
   });
 
-  it('abandons an attempt whose loss is above the bound after the given epoch only', () => {
+  it('abandons a warm start whose loss is above the bound after the given epoch only', () => {
     expect(abandonedEarly(check, 3, 0.318)).toBe(true);
     expect(abandonedEarly(check, 3, Number.NaN)).toBe(true);
     expect(abandonedEarly(check, 3, 0.256)).toBe(false);
@@ -29,16 +29,14 @@ describe('the warm start check', () => {
       measured++;
       return value;
     };
-    const abandoned = await checkWarmStartAttempt(check, { attempt: 0, initSeed: 4, losses: [2, 0.8, 0.79], epochs: 8 }, accuracy(1));
+    const abandoned = await checkWarmStart(check, { losses: [2, 0.8, 0.79], epochs: 8 }, accuracy(1));
     expect(abandoned).toMatchObject({ ok: false, heldOutAccuracy: null, epochs: 3 });
-    expect(abandoned.reason).toBe('attempt 1 (init seed 4) abandoned after epoch 3 at loss 0.790 (above 0.3)');
-    const high = await checkWarmStartAttempt(check, { attempt: 1, initSeed: 1004, losses: [2, 0.3, 0.2], epochs: 3 }, accuracy(1));
-    expect(high.reason).toBe('attempt 2 (init seed 1004) ended at loss 0.200 (above maxLoss 0.15)');
+    expect(abandoned.reason).toBe('abandoned after epoch 3 at loss 0.790 (above 0.3)');
+    const high = await checkWarmStart(check, { losses: [2, 0.3, 0.2], epochs: 3 }, accuracy(1));
+    expect(high.reason).toBe('ended at loss 0.200 (above maxLoss 0.15)');
     expect(measured).toBe(0);
-    const weak = await checkWarmStartAttempt(check, { attempt: 0, initSeed: 2, losses: [2, 0.1], epochs: 2 }, accuracy(0.125));
-    expect(weak).toMatchObject({ ok: false, heldOutAccuracy: 0.125, reason: 'attempt 1 (init seed 2) answered 12.5% of the held-back tasks (below minAccuracy 0.2)' });
-    expect(await checkWarmStartAttempt(check, { attempt: 0, initSeed: 2, losses: [2, 0.1], epochs: 2 }, accuracy(0.5))).toMatchObject({ ok: true, heldOutAccuracy: 0.5, finalLoss: 0.1 });
-    expect(warmStartInitSeed(3, 0)).toBe(3);
-    expect(warmStartInitSeed(3, 2)).toBe(2003);
+    const weak = await checkWarmStart(check, { losses: [2, 0.1], epochs: 2 }, accuracy(0.125));
+    expect(weak).toMatchObject({ ok: false, heldOutAccuracy: 0.125, reason: 'answered 12.5% of the held-back tasks (below minAccuracy 0.2)' });
+    expect(await checkWarmStart(check, { losses: [2, 0.1], epochs: 2 }, accuracy(0.5))).toMatchObject({ ok: true, heldOutAccuracy: 0.5, finalLoss: 0.1 });
   });
 });
