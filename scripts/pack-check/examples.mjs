@@ -21,6 +21,14 @@ export async function checkExample({ name, dir, tarballs, tsc, typeRoots }) {
   writeProjectManifest(dir, { name: manifest.name ?? name, dependencies, tarballs, ...(overrides ? { overrides } : {}), extra: rest });
   // Its devDependencies are typescript and @types/node: the repository's copies stand in.
   const installSeconds = await npmInstall(dir, { omitDev: true });
+  return { ...(await runExample({ dir, tsc, typeRoots })), installSeconds };
+}
+
+/**
+ * Type-checks an installed example, runs it, and compares what it prints with its README:
+ * resolves with the line count and run time, or rejects naming the first line that differs.
+ */
+export async function runExample({ dir, tsc, typeRoots }) {
   await runIn(dir, process.execPath, [tsc, '-p', '.', '--typeRoots', typeRoots]);
   const startedRun = performance.now();
   const printed = (await runIn(dir, process.execPath, [join('dist', 'main.js')])).trimEnd();
@@ -33,5 +41,5 @@ export async function checkExample({ name, dir, tarballs, tsc, typeRoots }) {
     const at = line === -1 ? want.length : line;
     throw new Error(`printed something else than its README says, first at line ${at + 1}:\n  README: ${want[at] ?? '(end)'}\n  printed: ${got[at] ?? '(end)'}\nFull output:\n${printed}`);
   }
-  return { lines: printed.split('\n').length, installSeconds, runSeconds };
+  return { lines: printed.split('\n').length, runSeconds };
 }

@@ -3,8 +3,7 @@
 // then type-checked, run, and its output compared with what its README says it prints.
 import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expectedOutput } from '../pack-check/examples.mjs';
-import { runIn } from '../pack-check/npm-project.mjs';
+import { runExample } from '../pack-check/examples.mjs';
 import { lockProblems, npmInstallFromRegistry, writeRegistryNpmrc } from './registry-project.mjs';
 
 /** Resolves with line count and timings, or rejects naming what went wrong. */
@@ -19,17 +18,5 @@ export async function checkRegistryExample({ source, dir, url, published, tsc, t
   const installSeconds = await npmInstallFromRegistry(dir, [], { omitDev: true });
   const problems = lockProblems(dir, url, published);
   if (problems.length > 0) throw new Error(`installed AgentFlow packages that are not the published ones:\n  ${problems.join('\n  ')}`);
-  await runIn(dir, process.execPath, [tsc, '-p', '.', '--typeRoots', typeRoots]);
-  const startedRun = performance.now();
-  const printed = (await runIn(dir, process.execPath, [join('dist', 'main.js')])).trimEnd();
-  const runSeconds = (performance.now() - startedRun) / 1000;
-  const expected = expectedOutput(readFileSync(join(dir, 'README.md'), 'utf8'));
-  if (printed !== expected) {
-    const got = printed.split('\n');
-    const want = expected.split('\n');
-    const line = want.findIndex((text, index) => got[index] !== text);
-    const at = line === -1 ? want.length : line;
-    throw new Error(`printed something else than its README says, first at line ${at + 1}:\n  README: ${want[at] ?? '(end)'}\n  printed: ${got[at] ?? '(end)'}`);
-  }
-  return { lines: printed.split('\n').length, installSeconds, runSeconds };
+  return { ...(await runExample({ dir, tsc, typeRoots })), installSeconds };
 }

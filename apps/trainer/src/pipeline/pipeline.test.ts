@@ -48,8 +48,8 @@ describe('agentflow run (shortened embedded default)', () => {
     expect(html).toContain('before DAPO');
     expect(html).toContain('leakage check (task identity): 24 x 12 compared, 0 pair(s)');
     expect(html).not.toMatch(/<script/);
-    // The default's shape: a flawed teacher on every task, a head-only PRM that reads the
-    // planner's format and confidence, DAPO on a fresh adapter over the merged warm planner.
+    // The default's shape: a flawed teacher on every task, the planner trained in full, a head-only
+    // PRM that reads the planner's format and confidence, DAPO on a fresh adapter over the warm planner.
     const state = stateOf(out) as { stages: Record<string, { result?: { demonstrations?: number } }> };
     // Four training tasks are held back from the demonstrations for the warm start's check.
     expect(state.stages['warm-start']?.result?.demonstrations).toBe(20);
@@ -57,7 +57,9 @@ describe('agentflow run (shortened embedded default)', () => {
     const prm = JSON.parse(readFileSync(join(out, 'checkpoints', 'prm', 'prm-config.json'), 'utf8'));
     expect(prm.settings).toMatchObject({ input: 'chat', confidence: true });
     expect(prm.settings.trainable).toEqual({ kind: 'head' });
-    expect(existsSync(join(out, 'models', 'planner-warm', 'config.json'))).toBe(true);
+    // Trained in full, the warm planner is its checkpoint folder: nothing merged.
+    expect(existsSync(join(out, 'checkpoints', 'policy-warm', 'model.safetensors'))).toBe(true);
+    expect(existsSync(join(out, 'models', 'planner-warm'))).toBe(false);
     const adapter = JSON.parse(readFileSync(join(out, 'checkpoints', 'policy-final', 'adapter_config.json'), 'utf8')) as { r: number };
     expect(adapter.r).toBe(4);
     // Every labelled step carries the log-probs its confidence features come from.

@@ -62,7 +62,12 @@ export const warmStartStage: Stage<PipelineContext> = {
             heldOutAccuracy: async (policy) =>
               (await evaluatePlanner(context, createRunAgent(context, policy.languageModel), { tasks: heldOut, idPrefix: 'warm-check-0' })).summary.accuracy,
           }),
-      onStart: ({ epochsDone }) => emit({ type: 'progress', stage: 'warm-start', completed: epochsDone, total: epochs }),
+      onStart: ({ epochsDone, losses }) => {
+        // An epoch whose progress was saved just before a kill may lack its metrics row: add it once.
+        const logged = new Set(run.readMetrics().flatMap((row) => (row.stage === 'warm-start' ? [row.step] : [])));
+        run.appendMetrics(losses.flatMap((loss, index) => (logged.has(index + 1) ? [] : [{ stage: 'warm-start', step: index + 1, loss }])));
+        emit({ type: 'progress', stage: 'warm-start', completed: epochsDone, total: epochs });
+      },
       onEpoch: ({ epoch, loss }) => {
         run.appendMetrics([{ stage: 'warm-start', step: epoch, loss }]);
         emit({ type: 'progress', stage: 'warm-start', completed: epoch, total: epochs, metrics: { loss } });

@@ -34,8 +34,12 @@ export interface SupervisedWarmStartSettings<Policy extends WarmStartPolicy> ext
   openPolicy(seed: number): Promise<Policy>;
   /** Accuracy of the trained policy on the held-back tasks, for the check; absent (or null) when none are held back. */
   heldOutAccuracy?(policy: Policy): Promise<number | null>;
-  /** Called once the policy is open, before its first epoch. */
-  onStart?(progress: { epochsDone: number }): void | Promise<void>;
+  /**
+   * Called once the policy is open, before its first epoch, with the epochs already done and their
+   * losses (a resume): a caller that logs each epoch can add what a kill between the progress
+   * file and its own log left out.
+   */
+  onStart?(progress: { epochsDone: number; losses: readonly number[] }): void | Promise<void>;
   /** Called after each epoch, once its checkpoint and progress are written (`epoch` counts from 1). */
   onEpoch?(progress: { epoch: number; loss: number }): void | Promise<void>;
   /** What to change when the check fails, appended to the error. Default: train longer, or lower the check. */
@@ -87,7 +91,7 @@ export async function runSupervisedWarmStart<Policy extends WarmStartPolicy>(set
   let verdict: WarmStartVerdict | undefined;
   try {
     const examples = samples.map((sample) => opened.encodeExample(sample.prompt, sample.completion));
-    await settings.onStart?.({ epochsDone: progress.epochsDone });
+    await settings.onStart?.({ epochsDone: progress.epochsDone, losses: [...progress.losses] });
     try {
       await supervisedFineTune(opened.policy, examples, {
         epochs,
