@@ -71,6 +71,7 @@ export {
   type WeightTensor,
   type Float32WeightTensor,
   type HalfWeightTensor,
+  float32WeightData,
   isHalfWeight,
   modelWeightDtype,
   weightDtypeOf,

@@ -1,5 +1,5 @@
 import { chatEndpointSchema, rolloutsSettingsSchema } from '@agentflow/llm';
-import { loraShapeSchema, loraShapeSchemaWithDefaults, policyDtypeSchema, type TrainableSet, trainableSetSchema, warmStartCheckSchema } from '@agentflow/models';
+import { loraShapeSchema, loraShapeSchemaWithDefaults, policyDtypeSchema, trainableSetSchema, warmStartCheckSchema } from '@agentflow/models';
 import { crossTaskMemoryConfigSchema } from '@agentflow/flow';
 import { promptTemplateConfigSchema } from '@agentflow/planner';
 import { toolsConfigSchema } from '@agentflow/executor';

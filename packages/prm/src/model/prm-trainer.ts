@@ -1,5 +1,5 @@
 import { assertNever } from '@agentflow/core';
-import { createGraphSession, decaysWeight, type LoraAdapter, type LoraLayout, loraFeeds, loraInputName, type Qwen3Model } from '@agentflow/models';
+import { createGraphSession, decaysWeight, float32WeightData, type LoraAdapter, type LoraLayout, loraFeeds, loraInputName, type Qwen3Model } from '@agentflow/models';
 import type { TensorRuntime, TensorSession } from '@agentflow/tensor';
 import type { FeatureExtractor } from './backbone-features';
 import { buildBackboneTrainingGraph } from './backbone-training-graph';
@@ -101,7 +101,8 @@ export async function createPrmTrainer(settings: PrmTrainerSettings): Promise<{ 
       trainer = createBackboneTrainer({
         ...common,
         session,
-        backbone: Object.fromEntries(training.weightNames.map((name) => [name, model.weights.get(name)!.data])),
+        // Full training keeps float32 master weights: a half-precision backbone is refused by name.
+        backbone: Object.fromEntries(training.weightNames.map((name) => [name, float32WeightData(name, model.weights.get(name)!, 'Full-parameter PRM training')])),
         feeds: () => ({}),
         optimizer: { learningRate: config.backboneLearningRate, weightDecay: config.weightDecay, decays: decaysWeight, maxGradNorm: config.maxGradNorm },
       });
