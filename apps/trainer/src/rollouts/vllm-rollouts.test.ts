@@ -51,8 +51,9 @@ describe('DAPO with rollouts on two loopback vLLM servers (the stand-in), traini
   });
 
   const start = async (out: string, beforeLoad?: (name: string) => Promise<void>) => {
-    // The servers serve the folder DAPO's adapter applies to: the merged warm planner of the run.
-    const modelDir = join(out, 'models', 'planner-warm');
+    // The servers serve the folder DAPO's adapter applies to: the warm planner of the run, which a
+    // full warm start (the world planner's default) leaves in its checkpoint folder.
+    const modelDir = join(out, 'checkpoints', 'policy-warm');
     servers = [
       await startVllmStandIn({ modelDir, servedModelName: 'planner-warm' }),
       await startVllmStandIn({ modelDir, servedModelName: 'planner-warm', ...(beforeLoad ? { beforeLoad } : {}) }),
