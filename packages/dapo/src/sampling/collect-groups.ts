@@ -1,4 +1,5 @@
 import { AgentFlowError, assertNever, describeValue } from '@agentflow/core';
+import { mean } from '../math/statistics';
 import { DEFAULT_STD_THRESHOLD, isInformativeGroup } from './group-filter';
 import { DEFAULT_PRM_STD_THRESHOLD, type GroupSignal, hasGroupSignal } from './group-signal';
 
@@ -51,12 +52,6 @@ const NO_SIGNAL: Record<GroupSignal, string> = {
   outcome: 'all their rewards were equal',
   prm: 'their step scores did not vary',
   either: 'all their rewards were equal and their step scores did not vary',
-};
-
-const meanOf = (values: ArrayLike<number>): number => {
-  let sum = 0;
-  for (let index = 0; index < values.length; index++) sum += values[index] as number;
-  return values.length === 0 ? 0 : sum / values.length;
 };
 
 const formatReward = (reward: number): string => (Number.isInteger(reward) ? String(reward) : reward.toFixed(3));
@@ -150,7 +145,7 @@ export async function collectGroups<Group>(settings: CollectGroupsSettings<Group
         droppedGroups += filtered.dropped.length;
         droppedRollouts += countRollouts(filtered.dropped);
         for (const group of filtered.dropped) {
-          const reward = meanOf(settings.rewardsOf(group));
+          const reward = mean(settings.rewardsOf(group));
           droppedByReward.set(reward, (droppedByReward.get(reward) ?? 0) + 1);
         }
         if (kept.length >= targetGroups) {
