@@ -4,17 +4,20 @@
 // module with recomputed layers, one row of `length` tokens whose last `completion` tokens are
 // scored (the LM head's [completion, vocab] tensors stay the same size at every length, so the
 // growth is the layers' and attention's).
+// Kinds: `full` (unblocked attention), `blocked` (attention in query blocks, the default) and
+// `rows` (blocked attention, and each layer's norms, projections, RoPE and MLP in blocks of
+// `--row-block` rows, default the attention block: TrainingGraphSettings.rowBlocks).
 // `--layers 4,8` measures at several depths and fits peak = a + b x layers for each attention and
 // length (the peak is linear in the depth: each layer adds its weights and its kept residual
 // stream, while attention's working set is one layer's, or one block's), then gives the peaks at
 // the preset's own depth (`--extrapolate-to`, default its layer count) beside the measured ones.
 // `--attention-only` instead measures one attention layer alone at the shape's heads (forward and
 // the query, key and value gradients, no model), each setting in a fresh process.
-// `--speed 1024` instead times the step at that length, blocked and full alternately in one
+// `--speed 1024` instead times the step at that length, two kinds (default blocked and full) alternately in one
 // process (after one untimed step each), so both see the same load on a shared machine.
 // Usage: node bench/attention-bench.mjs [--lengths 1024,4096] [--kinds blocked,full] [--layers 28 | 4,8]
-//        [--completion 64] [--block 256] [--preset qwen3-0.6b-shape] [--extrapolate-to 28]
-//        | --speed 1024 [--rounds 3] [--layers 4] [--block 256] | --attention-only [--lengths ...]
+//        [--completion 64] [--block 256] [--row-block 256] [--preset qwen3-0.6b-shape] [--extrapolate-to 28]
+//        | --speed 1024 [--rounds 3] [--layers 4] [--block 256] [--kinds blocked,full] | --attention-only [--lengths ...]
 // Child mode (one setting, JSON on stdout): --child --kind blocked --length 4096 --layers 4 ...
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -31,6 +34,9 @@ const layerCounts = String(args.layers ?? getModelPreset(preset).numHiddenLayers
 const layers = layerCounts[0];
 const completion = Number(args.completion ?? 64);
 const blockSize = Number(args.block ?? DEFAULT_ATTENTION_BLOCK_SIZE);
+const rowBlockSize = Number(args['row-block'] ?? blockSize);
+// `--arena false` turns ONNX Runtime's CPU memory arena off (RuntimeSettings.cpuMemoryArena).
+const arena = args.arena !== 'false';
 const mib = (bytes) => (bytes / 2 ** 20).toFixed(0);
 
 /** Resident and peak resident bytes of this process, from /proc. */
@@ -55,12 +61,13 @@ function trainingBatch(length) {
 function setUp(kinds) {
   const config = { ...getModelPreset(preset), numHiddenLayers: layers };
   const model = createRandomModel(config, 1);
-  const runtime = createRuntime({ device: 'cpu' });
+  const runtime = createRuntime({ device: 'cpu', cpuMemoryArena: arena });
   const adapter = createLoraAdapter(config, { rank: 8, alpha: 16 }, 2);
   const trainers = new Map(
     kinds.map((kind) => {
       const attention = kind === 'full' ? { kind: 'full' } : { kind: 'blocked', blockSize };
-      return [kind, createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives: [nllObjective], recompute: true, attention })];
+      const rowBlocks = kind === 'rows' ? { rowBlocks: { blockSize: rowBlockSize } } : {};
+      return [kind, createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives: [nllObjective], recompute: true, attention, ...rowBlocks })];
     }),
   );
   return { model, adapter, trainers };
@@ -136,24 +143,26 @@ if (args['attention-only']) {
 if (args.speed) {
   const length = Number(args.speed);
   const rounds = Number(args.rounds ?? 3);
-  const { adapter, trainers } = setUp(['blocked', 'full']);
+  const [first, second] = (args.kinds ?? 'blocked,full').split(',');
+  const { adapter, trainers } = setUp([first, second]);
   const batch = trainingBatch(length);
-  const times = { blocked: [], full: [] };
+  const times = { [first]: [], [second]: [] };
   for (let round = 0; round <= rounds; round++) {
-    for (const kind of ['blocked', 'full']) {
+    for (const kind of [first, second]) {
       const started = performance.now();
       await trainers.get(kind).run(batch, adapter);
       if (round > 0) times[kind].push((performance.now() - started) / 1000);
     }
   }
   const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
+  const label = { blocked: `blocked (${blockSize}-row blocks)`, full: 'full', rows: `rows (blocked, row-wise parts in ${rowBlockSize}-row blocks)` };
   console.log(`${preset} with ${layers} layers, ${length} tokens (1 row, last ${completion} scored), LoRA r=8 on every linear, layers recomputed; ${rounds} timed steps of each after one untimed, alternating. Load average at the end: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
   console.log('');
   console.log('| attention | step s (each) | median s |');
   console.log('|---|---|---:|');
-  for (const kind of ['blocked', 'full']) console.log(`| ${kind === 'blocked' ? `blocked (${blockSize}-row blocks)` : 'full'} | ${times[kind].map((t) => t.toFixed(1)).join(', ')} | ${median(times[kind]).toFixed(1)} |`);
+  for (const kind of [first, second]) console.log(`| ${label[kind]} | ${times[kind].map((t) => t.toFixed(1)).join(', ')} | ${median(times[kind]).toFixed(1)} |`);
   console.log('');
-  console.log(`blocked / full step time: ${(median(times.blocked) / median(times.full)).toFixed(2)}`);
+  console.log(`${first} / ${second} step time: ${(median(times[first]) / median(times[second])).toFixed(2)}`);
   process.exit(0);
 }
 
@@ -163,7 +172,7 @@ const results = [];
 for (const kind of kinds) {
   for (const length of lengths) {
     for (const depth of layerCounts) {
-      const childArgs = [fileURLToPath(import.meta.url), '--child', '--kind', kind, '--length', String(length), '--layers', String(depth), '--completion', String(completion), '--block', String(blockSize), '--preset', preset];
+      const childArgs = [fileURLToPath(import.meta.url), '--child', '--kind', kind, '--length', String(length), '--layers', String(depth), '--completion', String(completion), '--block', String(blockSize), '--row-block', String(rowBlockSize), '--arena', String(arena), '--preset', preset];
       const out = execFileSync(process.execPath, childArgs, { encoding: 'utf8', maxBuffer: 1 << 24 });
       const result = { kind, length, layers: depth, ...JSON.parse(out.trim().split('\n').pop()) };
       results.push(result);
@@ -171,7 +180,7 @@ for (const kind of kinds) {
     }
   }
 }
-console.log(`${preset}; LoRA r=8 on every linear, layers recomputed; 1 row, last ${completion} tokens scored; blocked = ${blockSize}-row query blocks. Load average at the end: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+console.log(`${preset}; LoRA r=8 on every linear, layers recomputed; 1 row, last ${completion} tokens scored; blocked = ${blockSize}-row query blocks; rows = blocked, and each layer's row-wise parts in ${rowBlockSize}-row blocks${arena ? '' : '; CPU memory arena off'}. Load average at the end: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
 console.log('');
 console.log(`| attention | tokens | layers | peak RSS MiB | peak / peak at ${lengths[0]} tokens | first step s (with the session) | loss | LoRA gradient norm |`);
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|');

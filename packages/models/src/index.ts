@@ -159,6 +159,7 @@ export {
   defaultAttention,
   type LoraTensors,
 } from './graph/decoder-graph';
+export type { RowBlockSettings } from './graph/row-blocked-layer';
 export { buildInferenceGraph } from './graph/inference-graph';
 export { declareLoraInputs, loraFeeds, loraInputName, loraLayoutOf, type LoraLayout } from './graph/lora-inputs';
 /** A training step's LoRA gradients by PEFT key (the names of the saved adapter), not by graph input. */

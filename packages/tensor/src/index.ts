@@ -39,10 +39,12 @@ export {
   type Operand,
   type RawOperatorSettings,
   type RawOutputSettings,
+  type RowBlockedSettings,
   type SaveModelSettings,
   type SliceSettings,
   type SymbolicTensor,
 } from './graph/graph-types';
+export type { RowFunction } from './blocking/row-blocked-ops';
 export { createGraphBuilder, type GraphBuilderSettings } from './graph/graph-builder';
 export type {
   Device,

@@ -14,6 +14,7 @@ import {
 } from '../graph/policy-training-graph';
 import { ATTENTION_MASK, type AttentionSettings, INPUT_IDS, POSITION_IDS } from '../graph/decoder-graph';
 import { type LoraLayout, loraFeeds } from '../graph/lora-inputs';
+import type { RowBlockSettings } from '../graph/row-blocked-layer';
 import type { LoraAdapter } from '../lora/lora-adapter';
 import type { DecoderModel } from '../weights/random-model';
 import { completionPositions, packScoringBatch } from './batch-packing';
@@ -65,6 +66,8 @@ export interface PolicyTrainerCommonSettings {
   recompute?: boolean;
   /** How the training graph computes attention (see TrainingGraphSettings); default blocked. */
   attention?: AttentionSettings;
+  /** Each layer's row-wise parts over blocks of rows, for long rows (see TrainingGraphSettings); default off. */
+  rowBlocks?: RowBlockSettings;
   /** The objectives this trainer can train; each batch is trained with the one of its `objective.kind` (a later one of the same kind replaces an earlier). */
   objectives: readonly PolicyObjectiveGraph[];
   padTokenId?: number;
@@ -131,6 +134,7 @@ export function createPolicyTrainer(settings: PolicyTrainerSettings): PolicyTrai
         const built = buildPolicyTrainingGraph(settings.model, trained, objectiveGraph, objective, {
           recompute: settings.recompute ?? false,
           ...(settings.attention ? { attention: settings.attention } : {}),
+          ...(settings.rowBlocks ? { rowBlocks: settings.rowBlocks } : {}),
         });
         const session = await createGraphSession(settings.runtime, built.graph, `qwen3-training-${objective.kind}`, {
           hostWeights: settings.hostWeights ?? false,

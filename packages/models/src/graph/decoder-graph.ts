@@ -1,10 +1,12 @@
-import { assertNever } from '@agentflow/core';
+import { AgentFlowError, assertNever } from '@agentflow/core';
 import type { GraphBuilder, SymbolicTensor } from '@agentflow/tensor';
 import { biasedModules, hasQueryKeyNorm } from '../config/decoder-architecture';
 import type { DecoderConfig } from '../config/decoder-config';
 import { ropeInverseFrequencies } from '../config/rope-scaling';
 import { type LinearModule, linearPath, lmHeadName, type ModelWeights } from '../weights/weight-names';
 import { createWeightInitializers, type WeightInitializers } from './graph-weights';
+import { rmsNorm, rotateHalf } from './layer-math';
+import { type BlockedLayerContext, blockedOutput, blockedProjections, type RowBlockSettings } from './row-blocked-layer';
 
 /** The low-rank update of one linear layer: y += scale * (x A^T) B^T. */
 export interface LoraTensors {
@@ -24,6 +26,13 @@ export interface DecoderSettings {
    * for graphs without a cache, which training uses; full for the cached inference graph).
    */
   attention?: AttentionSettings;
+  /**
+   * Computes each layer's row-wise parts (norms, projections, RoPE, the MLP, with LoRA) over
+   * blocks of `blockSize` rows in ONNX Loops (row-blocked-layer.ts), so that a recomputed
+   * layer's backward holds one block's intermediate tensors instead of the whole row's. For long
+   * rows; graphs without a KV cache only. Default off: the graph computes every row at once.
+   */
+  rowBlocks?: RowBlockSettings;
 }
 
 /** How a decoder layer computes attention; both give the same values within float32 rounding. */
@@ -85,18 +94,6 @@ export const presentValueName = (layer: number) => `present_value.${layer}`;
 // softmax instead of NaN, and no NaN reaches the gradients.
 const MASKED_SCORE = -1e9;
 
-/** HF's RMSNorm (Qwen2RMSNorm, Qwen3RMSNorm, LlamaRMSNorm) over the last axis: x * rsqrt(mean(x^2) + eps) * weight. */
-function rmsNorm(graph: GraphBuilder, x: SymbolicTensor, weight: SymbolicTensor, eps: number): SymbolicTensor {
-  const variance = graph.reduceMean(graph.mul(x, x), [-1], true);
-  return graph.mul(graph.mul(x, graph.reciprocal(graph.sqrt(graph.add(variance, eps)))), weight);
-}
-
-/** rotate_half: cat(-x2, x1) over the last axis. */
-function rotateHalf(graph: GraphBuilder, x: SymbolicTensor, headDim: number): SymbolicTensor {
-  const [first, second] = graph.split(x, [headDim / 2, headDim / 2], -1) as [SymbolicTensor, SymbolicTensor];
-  return graph.concat([graph.neg(second), first], -1);
-}
-
 /**
  * The decoder of the config's family (embedding, layers, final norm) with Hugging Face's semantics,
  * as ONNX nodes: Qwen3's q/k norm, Qwen2's q/k/v biases, Llama's scaled RoPE, as the config says.
@@ -128,6 +125,15 @@ export function buildDecoder(
   const rope = (x: SymbolicTensor) => graph.add(graph.mul(x, cos), graph.mul(rotateHalf(graph, x, headDim), sin));
 
   const attention = settings.attention ?? defaultAttention(settings.kvCache);
+  if (settings.rowBlocks && settings.kvCache) {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: 'buildDecoder: rowBlocks applies to graphs without a KV cache (training, scoring); leave it unset with kvCache.',
+      details: { rowBlocks: settings.rowBlocks },
+    });
+  }
+  // The RoPE tables with rows first, [batch, sequence, 1, headDim], as the row-blocked layer reads q and k.
+  const ropeRows = settings.rowBlocks ? { cos: graph.unsqueeze(graph.cos(doubled), [2]), sin: graph.unsqueeze(graph.sin(doubled), [2]) } : undefined;
   // Full attention's additive mask [batch, 1, 1, sequence, total]: 0 where visible, MASKED_SCORE elsewhere.
   let maskBias: SymbolicTensor | undefined;
   if (attention.kind === 'full') {
@@ -159,16 +165,27 @@ export function buildDecoder(
   const boundaries = [hidden];
   for (let layer = 0; layer < config.numHiddenLayers; layer++) {
     const prefix = `model.layers.${layer}`;
-    const x = rmsNorm(graph, hidden, weights.plain(`${prefix}.input_layernorm.weight`), rmsNormEps);
-    const heads = (y: SymbolicTensor, count: number) => graph.transpose(graph.reshape(y, [0, 0, count, headDim]), [0, 2, 1, 3]);
-    // Qwen3 normalises each head of q and k (q_norm, k_norm) before RoPE; Qwen2 and Llama do not.
-    const qNorm = queryKeyNorm ? weights.plain(`${prefix}.self_attn.q_norm.weight`) : undefined;
-    const kNorm = queryKeyNorm ? weights.plain(`${prefix}.self_attn.k_norm.weight`) : undefined;
-    const normed = (y: SymbolicTensor, count: number, norm: SymbolicTensor | undefined) =>
-      norm ? rmsNorm(graph, graph.reshape(y, [0, 0, count, headDim]), norm, rmsNormEps) : y;
-    const query = rope(heads(normed(linear(x, layer, 'q_proj'), numAttentionHeads, qNorm), numAttentionHeads)); // [batch, heads, sequence, headDim]
-    let key = rope(heads(normed(linear(x, layer, 'k_proj'), numKeyValueHeads, kNorm), numKeyValueHeads)); // [batch, kvHeads, sequence, headDim]
-    let value = heads(linear(x, layer, 'v_proj'), numKeyValueHeads);
+    const blocked: BlockedLayerContext | undefined = settings.rowBlocks
+      ? { graph, config, weights, lora: settings.lora, layer, blockSize: settings.rowBlocks.blockSize }
+      : undefined;
+    let query: SymbolicTensor; // [batch, heads, sequence, headDim]
+    let key: SymbolicTensor; // [batch, kvHeads, sequence, headDim]
+    let value: SymbolicTensor;
+    if (blocked) {
+      const rowsFirst = blockedProjections(blocked, hidden, ropeRows!.cos, ropeRows!.sin); // [batch, sequence, heads, headDim] each
+      [query, key, value] = [rowsFirst.query, rowsFirst.key, rowsFirst.value].map((y) => graph.transpose(y, [0, 2, 1, 3])) as [SymbolicTensor, SymbolicTensor, SymbolicTensor];
+    } else {
+      const x = rmsNorm(graph, hidden, weights.plain(`${prefix}.input_layernorm.weight`), rmsNormEps);
+      const heads = (y: SymbolicTensor, count: number) => graph.transpose(graph.reshape(y, [0, 0, count, headDim]), [0, 2, 1, 3]);
+      // Qwen3 normalises each head of q and k (q_norm, k_norm) before RoPE; Qwen2 and Llama do not.
+      const qNorm = queryKeyNorm ? weights.plain(`${prefix}.self_attn.q_norm.weight`) : undefined;
+      const kNorm = queryKeyNorm ? weights.plain(`${prefix}.self_attn.k_norm.weight`) : undefined;
+      const normed = (y: SymbolicTensor, count: number, norm: SymbolicTensor | undefined) =>
+        norm ? rmsNorm(graph, graph.reshape(y, [0, 0, count, headDim]), norm, rmsNormEps) : y;
+      query = rope(heads(normed(linear(x, layer, 'q_proj'), numAttentionHeads, qNorm), numAttentionHeads)); // [batch, heads, sequence, headDim]
+      key = rope(heads(normed(linear(x, layer, 'k_proj'), numKeyValueHeads, kNorm), numKeyValueHeads)); // [batch, kvHeads, sequence, headDim]
+      value = heads(linear(x, layer, 'v_proj'), numKeyValueHeads);
+    }
     if (settings.kvCache) {
       const pastKey = graph.input(pastKeyName(layer), 'float32', ['batch', numKeyValueHeads, 'past', headDim]);
       const pastValue = graph.input(pastValueName(layer), 'float32', ['batch', numKeyValueHeads, 'past', headDim]);
@@ -203,11 +220,15 @@ export function buildDecoder(
       graph.transpose(graph.reshape(attended, [0, numAttentionHeads, -1, headDim]), [0, 2, 1, 3]),
       [0, 0, numAttentionHeads * headDim],
     ); // [batch, sequence, heads * headDim]
-    hidden = graph.add(hidden, linear(merged, layer, 'o_proj'));
-    const y = rmsNorm(graph, hidden, weights.plain(`${prefix}.post_attention_layernorm.weight`), rmsNormEps);
-    const gate = linear(y, layer, 'gate_proj');
-    const activated = graph.mul(graph.mul(gate, graph.sigmoid(gate)), linear(y, layer, 'up_proj')); // SiLU(gate) * up
-    hidden = graph.add(hidden, linear(activated, layer, 'down_proj'));
+    if (blocked) {
+      hidden = blockedOutput(blocked, hidden, merged);
+    } else {
+      hidden = graph.add(hidden, linear(merged, layer, 'o_proj'));
+      const y = rmsNorm(graph, hidden, weights.plain(`${prefix}.post_attention_layernorm.weight`), rmsNormEps);
+      const gate = linear(y, layer, 'gate_proj');
+      const activated = graph.mul(graph.mul(gate, graph.sigmoid(gate)), linear(y, layer, 'up_proj')); // SiLU(gate) * up
+      hidden = graph.add(hidden, linear(activated, layer, 'down_proj'));
+    }
     boundaries.push(hidden);
   }
   hidden = rmsNorm(graph, hidden, weights.plain('model.norm.weight'), rmsNormEps);

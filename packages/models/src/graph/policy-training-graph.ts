@@ -2,6 +2,7 @@ import { AgentFlowError, assertNever, describeValue, type PolicyObjective, type 
 import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
 import type { DecoderModel } from '../weights/random-model';
 import { type AttentionSettings, buildDecoder, type LoraTensors, logprobsAt } from './decoder-graph';
+import type { RowBlockSettings } from './row-blocked-layer';
 import { declareLoraInputs, type LoraLayout, loraInputName } from './lora-inputs';
 
 /** Per-token fields of a training batch that an objective may read, aligned with completionIds. */
@@ -96,6 +97,14 @@ export interface TrainingGraphSettings {
   recompute?: boolean;
   /** How the decoder computes attention; default blocked (see defaultAttention in decoder-graph.ts). */
   attention?: AttentionSettings;
+  /**
+   * Each layer's norms, projections, RoPE and MLP over blocks of `blockSize` rows (DecoderSettings.rowBlocks):
+   * with recomputation, the backward of a layer holds one block's activations instead of the
+   * row's, so a long row's step grows less with its length, for one more pass over each layer's
+   * row-wise parts. Same loss and gradients within float32 rounding. Default off (the graph
+   * of short rows stays as it was).
+   */
+  rowBlocks?: RowBlockSettings;
 }
 
 /**
@@ -126,6 +135,7 @@ export function buildPolicyTrainingGraph(
     kvCache: false,
     ...(loraTensors ? { lora: loraTensors } : {}),
     ...(settings.attention ? { attention: settings.attention } : {}),
+    ...(settings.rowBlocks ? { rowBlocks: settings.rowBlocks } : {}),
   });
   const targets = graph.input('target_ids', 'int64', ['batch', 'sequence']);
   const positions = graph.input(COMPLETION_POSITIONS, 'int64', ['batch', 'completion']);

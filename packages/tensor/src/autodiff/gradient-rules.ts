@@ -1,5 +1,6 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import { compositeGradientRules } from '../attention/blocked-attention-gradient';
+import { rowBlockedGradientRules } from '../blocking/row-blocked-gradient';
 import { type HostTensor, createHostTensor } from '../dtype/dtype';
 import type { GraphBuilder, SymbolicTensor } from '../graph/graph-types';
 import { type GradientContext, type GradientRule, expandLike, reduceToShape, reshapeLike, zerosLike } from './gradient-helpers';
@@ -293,4 +294,5 @@ export const gradientRules: Record<string, GradientRule> = {
     return [scatterFlat(g, x, positions, gy), undefined, undefined, undefined, undefined];
   },
   ...compositeGradientRules,
+  ...rowBlockedGradientRules,
 };

@@ -2,7 +2,8 @@ import { AgentFlowError, describeValue } from '@agentflow/core';
 import { toFloat32 } from '../dtype/dtype';
 import { buildGradients } from '../autodiff/gradients';
 import { blockedAttention } from '../attention/blocked-attention';
-import { createGraphState, emit, type GraphState, registerTensor, assertOwned } from './graph-state';
+import { rowBlocked } from '../blocking/row-blocked';
+import { createChildState, createGraphState, emit, type GraphState, registerTensor, assertOwned } from './graph-state';
 import { lowerComposites } from './lower-composites';
 import type { GraphBuilder, SymbolicTensor } from './graph-types';
 import { constantOf, createMathOperators } from './operators-math';
@@ -92,6 +93,7 @@ function builderOver(state: GraphState): GraphBuilder {
       return emit(state, opType, inputs, outputs, {
         attributes: operatorSettings.attributes ?? {},
         ...(operatorSettings.domain === undefined ? {} : { domain: operatorSettings.domain }),
+        ...(operatorSettings.meta === undefined ? {} : { meta: operatorSettings.meta }),
       });
     },
     gradients(output, wrt, gradientSettings = {}) {
@@ -99,6 +101,12 @@ function builderOver(state: GraphState): GraphBuilder {
     },
     blockedAttention(query, key, value, attentionSettings) {
       return blockedAttention(builder, query, key, value, attentionSettings);
+    },
+    rowBlocked(rows, parameters, rowFunction, rowSettings) {
+      const scratch = createChildState(state, 'row_function');
+      const outputs = rowBlocked(builder, builderOver(scratch), rows, parameters, rowFunction, rowSettings);
+      state.counter = Math.max(state.counter, scratch.counter); // the scratch's unknown dimensions keep their own names
+      return outputs;
     },
     toBytes: (serializeSettings = {}) => serializeInline(lowerComposites(state, builderOver), serializeSettings.weights ?? 'inputs'),
     save: (path, saveSettings = {}) => saveModel(lowerComposites(state, builderOver), path, saveSettings.externalData ?? 'auto'),

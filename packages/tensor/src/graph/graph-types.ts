@@ -20,6 +20,8 @@ export interface SymbolicTensor {
 export type Operand = SymbolicTensor | number;
 
 /** An ONNX attribute value, for {@link GraphBuilder.op}. */
+import type { RowFunction } from '../blocking/row-blocked-ops';
+
 export type AttributeValue = number | string | number[] | HostTensor | { float: number } | { floats: number[] };
 
 /** How an output of a raw {@link GraphBuilder.op} call is typed. */
@@ -35,6 +37,8 @@ export interface RawOperatorSettings {
   outputs?: readonly RawOutputSettings[];
   /** ONNX domain; default the standard domain. */
   domain?: string;
+  /** Builder-level facts a composite's gradient rule or lowering reads (never serialised). */
+  meta?: Record<string, unknown>;
 }
 
 /** Settings for {@link GraphBuilder.slice}. Numbers become constants; tensors must be int64 1-D. */
@@ -90,6 +94,16 @@ export interface BlockedAttentionSettings {
    * (left padding) gets a uniform softmax instead of NaN, and no NaN reaches the gradients.
    */
   maskedScore?: number;
+}
+
+/** Settings for {@link GraphBuilder.rowBlocked}. */
+export interface RowBlockedSettings {
+  /**
+   * Rows (axis 1 of every row input) per block: the function's intermediate tensors, and in the
+   * backward their gradients, exist for one block at a time. A sequence no longer than blockSize
+   * runs as one block.
+   */
+  blockSize: number;
 }
 
 /** Settings for {@link GraphBuilder.toBytes}. */
@@ -235,6 +249,18 @@ export interface GraphBuilder {
    * gradients from block to block. Same values as the unblocked formula within float rounding.
    */
   blockedAttention(query: SymbolicTensor, key: SymbolicTensor, value: SymbolicTensor, settings: BlockedAttentionSettings): SymbolicTensor;
+
+  /**
+   * `rowFunction` applied to blocks of `blockSize` rows (axis 1 of every tensor of `rows`) in an
+   * ONNX Loop, the blocks' outputs joined: the same values as `rowFunction(g, rows, parameters)`
+   * when no row reads another, with one block's intermediate tensors alive at a time. Its
+   * gradient is a second Loop that recomputes each block's function and differentiates it
+   * (rows' gradients per block, parameters' summed over the blocks). `parameters` are the
+   * tensors every block reads whole (weights, LoRA matrices): a tensor of the enclosing graph
+   * that needs a gradient must reach the function as one of them, not be read directly. See
+   * RowFunction for what the function must allow.
+   */
+  rowBlocked(rows: readonly SymbolicTensor[], parameters: readonly SymbolicTensor[], rowFunction: RowFunction, settings: RowBlockedSettings): SymbolicTensor[];
 
   /** Any other ONNX operator. It has no gradient rule unless it is one of the built-in ones. */
   op(opType: string, inputs: readonly (SymbolicTensor | undefined)[], settings?: RawOperatorSettings): SymbolicTensor[];

@@ -1,6 +1,7 @@
 import { AgentFlowError, describeValue } from '@agentflow/core';
 import { blockedAttentionLowerings } from '../attention/blocked-attention-lowering';
 import { COMPOSITE_DOMAIN } from '../attention/blocked-attention-ops';
+import { rowBlockedLowerings } from '../blocking/row-blocked-lowering';
 import type { TensorDtype } from '../dtype/dtype';
 import { createChildState, emit, freshName, type GraphNode, type GraphState } from './graph-state';
 import type { Dimension, GraphBuilder, SymbolicTensor } from './graph-types';
@@ -40,7 +41,7 @@ export interface LoweringContext {
 /** Replaces one composite node by standard operators; returns the tensors that stand for its outputs, in order. */
 export type CompositeLowering = (context: LoweringContext) => SymbolicTensor[];
 
-const lowerings: Record<string, CompositeLowering> = { ...blockedAttentionLowerings };
+const lowerings: Record<string, CompositeLowering> = { ...blockedAttentionLowerings, ...rowBlockedLowerings };
 
 /**
  * The graph as ONNX Runtime gets it: every composite node (domain {@link COMPOSITE_DOMAIN})
