@@ -55,6 +55,8 @@ export { dapoConfigSchema, parseDapoConfig, type DapoConfig, type DapoConfigInpu
 export { createDapoTrainer, type DapoTrainer, type DapoTrainerSettings } from './loop/dapo-trainer';
 export type { OutcomeScore, ScoredGroup } from './loop/scored-group';
 export type { DapoStepMetrics } from './loop/step-metrics';
+/** The PRM's fit to one step's rollouts against their outcomes: whether it stays fresh as the policy moves. */
+export { type PrmOutcomeFit, prmOutcomeFit } from './loop/prm-freshness';
 export { buildMicroBatches, buildTrainingRows, microBatchRanges, miniBatchRowIndices, type MicroBatchSettings, type TrainingRow } from './loop/training-rows';
 export { createDataCursor, type DataCursor, type DataCursorState } from './loop/data-cursor';
 export { loadLatestCheckpoint, saveCheckpoint, type TrainerState } from './loop/checkpoint-store';

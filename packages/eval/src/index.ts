@@ -130,6 +130,8 @@ export {
   stepOutcomeDisagreement,
 } from './metrics/step-outcome-disagreement';
 export { type CollectedStepOutcome, stepOutcomeOfFiles } from './metrics/step-outcome-files';
+/** Whether the PRM went stale during DAPO: its fit to the rollouts' outcomes over the first and the last steps, from a run's metrics rows. */
+export { type PrmOnPolicy, prmOnPolicy } from './metrics/prm-on-policy';
 export { type TrajectoryStats, trajectoryStats } from './metrics/trajectory-stats';
 
 // Statistics: one bootstrap, one t interval, every caller's.

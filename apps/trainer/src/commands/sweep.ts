@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentFlowError, collectOverrides } from '@agentflow/core';
-import { stamp } from '../pipeline/open-run';
-import { runSweep } from '../sweep/run-sweep';
+import { resolveConfig, stamp } from '../pipeline/open-run';
+import { runSweep, sweepRuns } from '../sweep/run-sweep';
+import { startFromSharedStages } from '../sweep/shared-stages';
 import { readPlan, recordPlan, sweepPlanOf } from '../sweep/sweep-plan';
 import type { RegisterCommand } from './command-context';
 import { runPipelineCommand } from './run';
@@ -45,13 +46,15 @@ export const registerSweepCommand: RegisterCommand = (program, context) => {
         log: context.stderr,
         runOne: async (spec, how) => {
           const progress = { ...(options.quiet ? { quiet: true } : {}), ...(options.json ? { json: true } : {}) };
-          if (how.resume) await runPipelineCommand({ resume: spec.dir, ...progress }, context);
-          else {
-            await runPipelineCommand(
-              { ...(plan.config ? { config: plan.config } : {}), set: [...plan.set, `seed=${spec.seed}`], ...(spec.credit ? { credit: spec.credit } : {}), out: spec.dir, ...progress },
-              context,
-            );
-          }
+          if (how.resume) return void (await runPipelineCommand({ resume: spec.dir, ...progress }, context));
+          const settings = { ...(plan.config ? { config: plan.config } : {}), set: [...plan.set, `seed=${spec.seed}`], ...(spec.credit ? { credit: spec.credit } : {}) };
+          // A later credit of the same seed starts from the warm start and evaluation already run.
+          const config = { ...resolveConfig(settings), out: spec.dir };
+          const shared = sweepRuns(plan, dir).find((other) => other.seed === spec.seed && other.dir !== spec.dir && startFromSharedStages(other.dir, spec.dir, config));
+          if (shared) {
+            context.stderr(`sweep: ${spec.arm}, seed ${spec.seed} starts from the warm start and eval-before of ${shared.dir}\n`);
+            await runPipelineCommand({ resume: spec.dir, ...progress }, context);
+          } else await runPipelineCommand({ ...settings, out: spec.dir, ...progress }, context);
         },
       });
       context.stdout(`Sweep table: ${outcome.paths.markdown}\nSweep page:  ${outcome.paths.html}\n`);

@@ -65,7 +65,7 @@ describe('the train block is @agentflow/dapo\'s schema', () => {
     expect(train.epsHigh).toBe(0.3);
     expect(train.overlong).toEqual({ enabled: true, maxLength: 64, cacheLength: 16, penaltyFactor: 1 });
     // The embedded default's other values stay: one knob does not reset the rest to DAPO's paper values.
-    expect(train).toMatchObject({ learningRate: 5e-3, groupSize: 8, klCoefficient: 0.05, epsLow: 0.2 });
+    expect(train).toMatchObject({ learningRate: 1e-3, groupSize: 8, klCoefficient: 0.05, epsLow: 0.2 });
   });
 
   it('replaces a credit or dynamic sampling of another kind whole, and merges one of the same kind', () => {

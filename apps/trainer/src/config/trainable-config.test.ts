@@ -33,7 +33,7 @@ describe('what the warm start and DAPO train (warmStart.trainable, train.trainab
     const both = load('warmStart.trainable.kind=full', 'train.trainable.kind=full');
     expect(both.train.trainable).toEqual({ kind: 'full', frozen: [] });
     // The rest of the train block keeps the embedded default's values.
-    expect(both.train).toMatchObject({ learningRate: 5e-3, lora: { rank: 16, alpha: 32 }, groupSize: 8 });
+    expect(both.train).toMatchObject({ learningRate: 1e-3, lora: { rank: 16, alpha: 32 }, groupSize: 8 });
     const frozen = ['model.embed_tokens.weight', 'model.layers.*.input_layernorm.weight'];
     for (const order of [
       ['train.trainable.kind=full', `train.trainable.frozen=${JSON.stringify(frozen)}`],

@@ -52,6 +52,16 @@ export const runSummarySchema = z.object({
   })
     .optional()
     .describe('The PRM on held-out labels; absent when the run used outcome credit only.'),
+  prmOnPolicy: z
+    .object({
+      steps: z.number().int().positive(),
+      first: z.object({ mse: z.number(), constant: z.number() }),
+      last: z.object({ mse: z.number(), constant: z.number() }),
+    })
+    .optional()
+    .describe(
+      "The PRM on DAPO's own rollouts, first and last five steps: squared error of its score of each rollout's last decision against the outcome, and the constant predictor's. mse / constant rising from first to last would mean the PRM went stale as the policy moved. Absent without step scores.",
+    ),
   stepOutcome: z
     .object({
       labeller: z.string().describe("Who labelled the steps: 'monte-carlo' (the share of completions after the step that succeed), 'judge', or 'mixed'."),

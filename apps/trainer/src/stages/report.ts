@@ -1,5 +1,5 @@
 import { AgentFlowError, type Stage, writeFileAtomic } from '@agentflow/core';
-import { comparePairedRuns, stepOutcomeOfFiles } from '@agentflow/eval';
+import { comparePairedRuns, prmOnPolicy, stepOutcomeOfFiles } from '@agentflow/eval';
 import type { PlannerEvaluation } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { type CheckedStages, runChecks } from '../report/run-checks';
@@ -30,6 +30,7 @@ export const reportStage: Stage<PipelineContext> = {
     }
     const paired = comparePairedRuns(before.correct, after.correct, { resamples: 2000 });
     const started = Date.parse(run.readState().createdAt);
+    const onPolicy = prmOnPolicy(run.readMetrics());
     const stepOutcome = stepOutcomeOfFiles({ labels: labelsPath(context), trajectories: run.paths.trajectories });
     const summary: RunSummary = runSummarySchema.parse({
       name: config.name,
@@ -42,6 +43,7 @@ export const reportStage: Stage<PipelineContext> = {
       ...(prm
         ? { prm: { mse: prm.mse, mse_constant: prm.mse_constant, pearson: prm.pearson, spearman: prm.spearman, n: prm.n, calibration: prm.calibration } }
         : {}),
+      ...(onPolicy ? { prmOnPolicy: onPolicy } : {}),
       ...(stepOutcome ? { stepOutcome } : {}),
       checks,
       durationSeconds: Number.isFinite(started) ? (Date.now() - started) / 1000 : undefined,

@@ -26,9 +26,13 @@ describe('agentflow sweep (two seeds, both credits, two DAPO steps)', () => {
     for (const run of ['process-seed1', 'process-seed2', 'outcome-seed1', 'outcome-seed2']) {
       expect(existsSync(join(out, run, 'summary.json')), run).toBe(true);
     }
-    // Seed 1 of both credits shares its config but for the credit: the same warm start.
+    // Seed 1 of both credits shares its config but for the credit: outcome's run starts from
+    // process's warm start and evaluation (the same stage records), and runs the rest itself.
     const state = (run: string) => JSON.parse(readFileSync(join(out, run, 'state.json'), 'utf8')).stages;
-    expect(state('process-seed1')['warm-start'].result.finalLoss).toBe(state('outcome-seed1')['warm-start'].result.finalLoss);
+    expect(first.stderr).toContain(`sweep: outcome, seed 1 starts from the warm start and eval-before of ${join(out, 'process-seed1')}`);
+    expect(state('outcome-seed1')['warm-start']).toEqual(state('process-seed1')['warm-start']);
+    expect(state('outcome-seed1')['eval-before']).toEqual(state('process-seed1')['eval-before']);
+    expect(state('outcome-seed1').train).toBeDefined();
     expect(state('process-seed1')['warm-start'].result.heldOutTasks).toBe(4);
     expect(state('outcome-seed1').label).toBeUndefined();
 
@@ -65,6 +69,7 @@ describe('agentflow sweep (two seeds, both credits, two DAPO steps)', () => {
     const second = agentflow(...args);
     expect(second.status, second.stderr).toBe(0);
     expect(second.stderr.match(/^sweep: run \d of 4.*$/gm)).toEqual([`sweep: run 4 of 4: outcome, seed 2 (starting ${join(out, 'outcome-seed2')})`]);
+    expect(second.stderr).toContain(`sweep: outcome, seed 2 starts from the warm start and eval-before of ${join(out, 'process-seed2')}`);
     expect(readFileSync(join(out, 'sweep.md'), 'utf8').split('\n').filter((line) => /^\| (process|outcome) \| \d \|/.test(line))).toHaveLength(4);
 
     // Another plan into the same directory is refused; --resume continues the recorded one.

@@ -16,6 +16,7 @@ import { boundedK3 } from '../math/reference-kl';
 import { loadLatestCheckpoint, markCommitted, saveCheckpoint } from './checkpoint-store';
 import { type DataCursor, createDataCursor } from './data-cursor';
 import { type OutcomeScore, type ScoredGroup, rolloutScoredGroup } from './scored-group';
+import { prmOutcomeFit } from './prm-freshness';
 import { type DapoStepMetrics, createWeightedMean } from './step-metrics';
 import { type TrainingRow, buildMicroBatches, buildTrainingRows, microBatchRanges, miniBatchRowIndices } from './training-rows';
 
@@ -192,6 +193,7 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
     step += 1;
     const rollouts = generated.flatMap((group) => group.rewards.map((reward, index) => ({ reward, correct: group.correct[index] })));
     const tokens = rows.reduce((sum, row) => sum + row.completionIds.length, 0);
+    const prmFit = prmOutcomeFit(generated);
     const metrics: DapoStepMetrics = {
       step,
       reward: rollouts.reduce((sum, rollout) => sum + rollout.reward, 0) / Math.max(1, rollouts.length),
@@ -202,6 +204,8 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
       rolloutsDropped: collected.droppedRollouts,
       groupsSurplus: collected.surplusGroups,
       equalOutcomeGroups: collected.equalOutcomeGroups,
+      prmOutcomeMse: prmFit?.mse ?? null,
+      prmOutcomeMseConstant: prmFit?.constant ?? null,
       generationRounds: collected.rounds,
       completions: rows.length,
       tokens,

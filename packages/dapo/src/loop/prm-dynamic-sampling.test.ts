@@ -101,4 +101,14 @@ describe('dynamic sampling on the PRM signal, in the loop', () => {
     expect(today.metrics).toMatchObject({ groupsKept: 1, groupsDropped: 1, equalOutcomeGroups: 0 });
     expect(today.group0.filter((row) => row.context === 0)).toEqual([]);
   });
+
+  it("reports the PRM's fit to the step's own outcomes (its freshness), and none without step scores", async () => {
+    // Every finish scores 0.8; 6 of the 8 rollouts are right: (6 x 0.2^2 + 2 x 0.8^2) / 8 = 0.19,
+    // against the constant 0.75 x 0.25 = 0.1875.
+    const { metrics } = await oneStep({ credit: { kind: 'process-sum' }, dynamicSampling: { kind: 'drop' } });
+    expect(metrics.prmOutcomeMse).toBeCloseTo(0.19, 10);
+    expect(metrics.prmOutcomeMseConstant).toBeCloseTo(0.1875, 10);
+    const outcome = await oneStep({ credit: { kind: 'outcome' }, dynamicSampling: { kind: 'drop' } });
+    expect(outcome.metrics).toMatchObject({ prmOutcomeMse: null, prmOutcomeMseConstant: null });
+  });
 });

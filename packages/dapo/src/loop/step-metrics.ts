@@ -18,6 +18,14 @@ export interface DapoStepMetrics {
    * (dynamicSampling.signal 'prm' or 'either'), or kept by dynamic sampling 'off'.
    */
   equalOutcomeGroups: number;
+  /**
+   * The PRM on this step's own rollouts (every generated group, dropped ones included): the
+   * mean squared gap between its score of each rollout's last decision and the outcome, and the
+   * constant predictor's (see {@link prmOutcomeFit}). Null without step scores (outcome, gigpo).
+   * Their ratio climbing over the steps would mean the PRM goes stale as the policy moves.
+   */
+  prmOutcomeMse: number | null;
+  prmOutcomeMseConstant: number | null;
   generationRounds: number;
   /** Completions (planner steps) trained on and their tokens. */
   completions: number;
