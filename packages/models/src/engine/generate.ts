@@ -114,6 +114,8 @@ export async function generate(
     return { dtype: 'int64', shape: [batch, width], data };
   };
 
+  // The sampler's weights, one buffer for every draw of this call (a vocabulary of float64 each).
+  const scratch = new Float64Array(lm.config.vocabSize);
   let cache: KeyValueCache | undefined;
   let fed = 0; // tokens per row already in the cache
   // Chunked prefill: every chunk but the last goes in here; the last one samples the first token.
@@ -152,7 +154,7 @@ export async function generate(
         const logits = result.lastLogits.subarray(index * vocab, (index + 1) * vocab);
         const remaining = row.request.maxTokens - row.tokenIds.length;
         const allowed = row.constraint ? row.constraint.allowedTokens(row.constraintState!, remaining) : undefined;
-        const drawn = sampleToken(logits, row.request, row.random, allowed);
+        const drawn = sampleToken(logits, row.request, row.random, allowed, scratch);
         next = drawn.tokenId;
         row.tokenIds.push(drawn.tokenId);
         row.logprobs.push(drawn.logprob);

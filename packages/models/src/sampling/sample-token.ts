@@ -42,25 +42,32 @@ export function validateSamplingSettings(settings: SamplingSettings): void {
 /**
  * Draws one token. `allowed` (token ids) restricts the choice, as grammar-constrained decoding
  * does; the returned log-prob is always the model's own (full vocabulary, temperature 1), the
- * quantity that policy-gradient methods compare with recomputed log-probs.
+ * quantity that policy-gradient methods compare with recomputed log-probs. `scratch` (at least the
+ * candidate count long) holds the sampling weights; without it one is allocated, so a caller that
+ * draws many tokens passes one of its own.
  */
 export function sampleToken(
   logits: Float32Array,
   settings: SamplingSettings,
   random: Random,
   allowed?: ArrayLike<number>,
+  scratch?: Float64Array,
 ): SampledToken {
   validateSamplingSettings(settings);
-  const normaliser = logSumExp(logits);
   const count = allowed ? allowed.length : logits.length;
   if (count === 0) {
     throw new AgentFlowError({ code: 'INTERNAL', message: 'No token is allowed at this step of constrained decoding.' });
   }
+  const temperature = settings.temperature;
+  const topK = settings.topK ?? 0;
+  const topP = settings.topP ?? 1;
+  if (temperature > 0 && topK === 0 && topP >= 1) return samplePlain(logits, temperature, random, allowed, scratch);
+  const normaliser = logSumExp(logits);
   const pick = (tokenId: number): SampledToken => ({ tokenId, logprob: logits[tokenId]! - normaliser });
   // Candidate i without materialising the candidate list: over a 150k vocabulary a copy per step
   // cost more than the tiny model's forward pass.
   const idAt = allowed ? (index: number) => allowed[index]! : (index: number) => index;
-  if (settings.temperature === 0) {
+  if (temperature === 0) {
     let best = idAt(0);
     for (let index = 1; index < count; index++) {
       const id = idAt(index);
@@ -68,24 +75,64 @@ export function sampleToken(
     }
     return pick(best);
   }
-  const topK = settings.topK ?? 0;
-  const topP = settings.topP ?? 1;
-  if (topK > 0 || topP < 1) {
-    const candidates = Array.from({ length: count }, (_, index) => idAt(index));
-    return pick(sampleFiltered(candidates, logits, settings.temperature, topK, topP, random));
-  }
-  // Plain temperature sampling in two passes; the second recomputes each weight rather than storing it.
-  const temperature = settings.temperature;
+  const candidates = Array.from({ length: count }, (_, index) => idAt(index));
+  return pick(sampleFiltered(candidates, logits, temperature, topK, topP, random));
+}
+
+/**
+ * Plain temperature sampling: the inverse CDF of softmax(logits / temperature) over the candidates
+ * at one uniform draw. Each weight exp(logit / T - max) is computed once and kept in `scratch` for
+ * the scan, and at temperature 1 over the whole vocabulary the weights are the terms of the
+ * log-sum-exp itself (the same values summed in the same order), so that sum serves both: one
+ * exp per logit instead of up to three, with every value, and so every draw, bit for bit as when
+ * each pass recomputed its own.
+ */
+function samplePlain(logits: Float32Array, temperature: number, random: Random, allowed: ArrayLike<number> | undefined, scratch: Float64Array | undefined): SampledToken {
+  const count = allowed ? allowed.length : logits.length;
+  const weights = scratch && scratch.length >= count ? scratch : new Float64Array(count);
+  // The log-sum-exp's maximum (logSumExp's comparison, which skips NaN) and the tempered one
+  // (Math.max, which propagates it), each as its own formula has it.
   let max = Number.NEGATIVE_INFINITY;
-  for (let index = 0; index < count; index++) max = Math.max(max, logits[idAt(index)]! / temperature);
-  let total = 0;
-  for (let index = 0; index < count; index++) total += Math.exp(logits[idAt(index)]! / temperature - max);
+  let sawNaN = false;
+  for (let index = 0; index < logits.length; index++) {
+    const logit = logits[index]!;
+    if (logit > max) max = logit;
+    else if (Number.isNaN(logit)) sawNaN = true;
+  }
+  // At temperature 1 over the whole vocabulary the tempered maximum is that maximum (NaN if any is).
+  let temperedMax = sawNaN ? Number.NaN : max;
+  if (allowed || temperature !== 1) {
+    temperedMax = Number.NEGATIVE_INFINITY;
+    if (allowed) for (let index = 0; index < count; index++) temperedMax = Math.max(temperedMax, logits[allowed[index]!]! / temperature);
+    else for (let index = 0; index < count; index++) temperedMax = Math.max(temperedMax, logits[index]! / temperature);
+  }
+  const shared = !allowed && temperature === 1 && temperedMax === max;
+  let sum = 0;
+  for (let index = 0; index < logits.length; index++) {
+    const weight = Math.exp(logits[index]! - max);
+    if (shared) weights[index] = weight;
+    sum += weight;
+  }
+  const normaliser = max + Math.log(sum);
+  let total = sum;
+  if (!shared) {
+    total = 0;
+    for (let index = 0; index < count; index++) {
+      const weight = Math.exp(logits[allowed ? allowed[index]! : index]! / temperature - temperedMax);
+      weights[index] = weight;
+      total += weight;
+    }
+  }
+  const pick = (index: number): SampledToken => {
+    const tokenId = allowed ? allowed[index]! : index;
+    return { tokenId, logprob: logits[tokenId]! - normaliser };
+  };
   let threshold = random.next() * total;
   for (let index = 0; index < count; index++) {
-    threshold -= Math.exp(logits[idAt(index)]! / temperature - max);
-    if (threshold < 0) return pick(idAt(index));
+    threshold -= weights[index]!;
+    if (threshold < 0) return pick(index);
   }
-  return pick(idAt(count - 1));
+  return pick(count - 1);
 }
 
 /** Top-k and/or top-p (nucleus) sampling over `candidates`: the pool is sorted by probability. */
