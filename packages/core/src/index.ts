@@ -94,6 +94,8 @@ export {
   type StageState,
 } from './stages/stage-ledger';
 export { type MetricsListener, type MetricsRow, openRunDirectory, type OpenRunDirectorySettings, type RunDirectory } from './stages/run-directory';
+/** A new run directory started from stages another run finished (a sweep's shared warm start). */
+export { copyFinishedStages, type CopyFinishedStagesSettings } from './stages/copy-finished-stages';
 /**
  * The one rule for structured model replies (judge, LLM verifier, planner): required fields
  * checked with their types and ranges, keys the schema does not name dropped and reported as

@@ -130,6 +130,8 @@ export {
   stepOutcomeDisagreement,
 } from './metrics/step-outcome-disagreement';
 export { type CollectedStepOutcome, stepOutcomeOfFiles } from './metrics/step-outcome-files';
+/** `summary.json` of a pipeline run (agentflow run): accuracies with intervals, the PRM, where outcome and labels disagree, the stages' checks. */
+export { type EvaluationSummary, evaluationSummarySchema, type RunCheck, type RunSummary, runSummarySchema } from './metrics/run-summary';
 /** Whether the PRM went stale during DAPO: its fit to the rollouts' outcomes over the first and the last steps, from a run's metrics rows. */
 export { type PrmOnPolicy, prmOnPolicy } from './metrics/prm-on-policy';
 export { type TrajectoryStats, trajectoryStats } from './metrics/trajectory-stats';

@@ -14,9 +14,8 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readJsonl, type Trajectory } from '@agentflow/core';
-import { loadAgentFlowJson, loadCsvBenchmark, selectItems } from '@agentflow/eval';
+import { loadAgentFlowJson, loadCsvBenchmark, runSummarySchema, selectItems } from '@agentflow/eval';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSummarySchema } from '../report/run-summary';
 import { type ChatRequestBody, type LoopbackChatServer, startOllamaServer, startOpenAiCompatibleServer } from '@agentflow/llm/testing';
 import { type TinyModelFamily, writeTinyModelFolder, writeTinyQwen3Folder } from '@agentflow/models/testing';
 

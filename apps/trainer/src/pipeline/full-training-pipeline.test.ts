@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { readJsonl } from '@agentflow/core';
 import { loadModel } from '@agentflow/models';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runSummarySchema } from '../report/run-summary';
+import { runSummarySchema } from '@agentflow/eval';
 
 const cli = join(__dirname, '..', '..', 'dist', 'cli.js');
 const config = join(__dirname, '__fixtures__', 'short-run.yaml');

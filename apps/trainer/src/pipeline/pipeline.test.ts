@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openRunDirectory, readJsonl, type Trajectory } from '@agentflow/core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runSummarySchema } from '../report/run-summary';
+import { runSummarySchema } from '@agentflow/eval';
 
 const cli = join(__dirname, '..', '..', 'dist', 'cli.js');
 const config = join(__dirname, '__fixtures__', 'short-run.yaml');

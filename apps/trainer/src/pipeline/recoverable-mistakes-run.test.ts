@@ -9,9 +9,8 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readJsonl, type Trajectory } from '@agentflow/core';
-import { createTaskWorld } from '@agentflow/eval';
+import { createTaskWorld, runSummarySchema } from '@agentflow/eval';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runSummarySchema } from '../report/run-summary';
 
 const cli = join(__dirname, '..', '..', 'dist', 'cli.js');
 const config = join(__dirname, '__fixtures__', 'short-run.yaml');

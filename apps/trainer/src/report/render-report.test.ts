@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderReport, type ReportRun } from './render-report';
-import type { RunSummary } from './run-summary';
+import type { RunSummary } from '@agentflow/eval';
 
 const summary = (before: number, after: number): RunSummary => ({
   name: 'r',

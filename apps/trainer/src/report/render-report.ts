@@ -1,6 +1,5 @@
-import { escapeXml, type PlotSeries, percent, renderSvgPlot, skillScore } from '@agentflow/eval';
+import { escapeXml, percent, type PlotSeries, renderSvgPlot, type RunSummary, skillScore } from '@agentflow/eval';
 import type { MetricsRow } from '@agentflow/core';
-import type { RunSummary } from './run-summary';
 
 /** What the report needs of one run. */
 export interface ReportRun {

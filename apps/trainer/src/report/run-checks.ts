@@ -1,6 +1,5 @@
-import { percent, skillScore } from '@agentflow/eval';
+import { percent, type RunCheck, skillScore } from '@agentflow/eval';
 import type { WarmStartVerdict } from '@agentflow/models';
-import type { RunCheck } from './run-summary';
 
 /** A PRM whose held-out MSE is not at least this much below the constant predictor's carries almost no step signal. */
 export const PRM_CHECK_MIN_REDUCTION = 0.1;

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { AgentFlowError, type MetricsRow, readConfigFile, readJsonl, validateConfig, writeFileAtomic } from '@agentflow/core';
 import { renderReport, type ReportRun } from './render-report';
-import { runSummarySchema } from './run-summary';
+import { runSummarySchema } from '@agentflow/eval';
 
 /** Loads what the report shows of one run directory. */
 export function loadReportRun(dir: string): ReportRun {

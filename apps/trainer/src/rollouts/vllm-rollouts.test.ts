@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readJsonl } from '@agentflow/core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runSummarySchema } from '../report/run-summary';
+import { runSummarySchema } from '@agentflow/eval';
 import { vllmStatePath } from '@agentflow/llm';
 import { startVllmStandIn, type VllmStandIn } from '@agentflow/llm/testing';
 

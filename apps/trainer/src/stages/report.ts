@@ -1,9 +1,8 @@
 import { AgentFlowError, type Stage, writeFileAtomic } from '@agentflow/core';
-import { comparePairedRuns, prmOnPolicy, stepOutcomeOfFiles } from '@agentflow/eval';
+import { comparePairedRuns, prmOnPolicy, type RunSummary, runSummarySchema, stepOutcomeOfFiles } from '@agentflow/eval';
 import type { PlannerEvaluation } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { type CheckedStages, runChecks } from '../report/run-checks';
-import { type RunSummary, runSummarySchema } from '../report/run-summary';
 import { writeRunReport } from '../report/write-run-report';
 import { labelsPath } from './label';
 import type { PrmStageResult } from './train-prm';

@@ -12,7 +12,7 @@ import {
   savePrm,
   splitByTrajectory,
 } from '@agentflow/prm';
-import type { RunSummary } from '../report/run-summary';
+import type { RunSummary } from '@agentflow/eval';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { plannerPhases } from '../pipeline/planner-checkpoints';
 import { collectedStepsAdvice, labelSummaryPath, labelsPath, trajectoriesToLabel } from './label';

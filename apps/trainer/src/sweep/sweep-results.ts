@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, type MetricsRow, openRunDirectory, readConfigFile, readJsonl, validateConfig } from '@agentflow/core';
-import { heldOutAccuracyCurve, readSweepFailure, type SweepRunRecord } from '@agentflow/eval';
+import { heldOutAccuracyCurve, readSweepFailure, runSummarySchema, type SweepRunRecord } from '@agentflow/eval';
 import { type RunConfig, runConfigSchema } from '../config/schema';
-import { runSummarySchema } from '../report/run-summary';
 
 interface StageRecord {
   result?: unknown;
