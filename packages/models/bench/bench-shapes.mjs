@@ -1,5 +1,5 @@
 // Model shapes the benchmarks compare at, by name:
-//   25m   bench/pytorch-compare.mjs's small Qwen3 (hidden 512, 8 layers, 8 heads / 4 kv heads,
+//   25m   the small Qwen3 of bench/pytorch-compare.mjs (hidden 512, 8 layers, 8 heads / 4 kv heads,
 //         head_dim 64, intermediate 1536, vocabulary 4096, tied head: 25.4M parameters)
 //   0.6b  Qwen/Qwen3-0.6B's config.json (the qwen3-0.6b-shape preset)
 import { getModelPreset } from '../dist/index.js';

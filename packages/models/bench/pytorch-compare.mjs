@@ -27,7 +27,8 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readSafetensors } from '@agentflow/tensor';
-import { createLoraAdapter, createRandomModel, getModelPreset, saveLoraAdapter, saveModelFolder } from '../dist/index.js';
+import { createLoraAdapter, createRandomModel, saveLoraAdapter, saveModelFolder } from '../dist/index.js';
+import { BENCH_SHAPES } from './bench-shapes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = {};
@@ -45,19 +46,7 @@ const tasks = (args.only ?? 'lora,logprobs,full').split(',');
 const adamw = { learningRate: number('lr', 1e-5), beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: number('weight-decay', 0.01) };
 const shape = { batch: number('batch', 4), prompt: number('prompt', 128), completion: number('completion', 128) };
 
-const config = {
-  ...getModelPreset('tiny'),
-  vocabSize: number('vocab', 4096),
-  hiddenSize: 512,
-  intermediateSize: 1536,
-  numHiddenLayers: 8,
-  numAttentionHeads: 8,
-  numKeyValueHeads: 4,
-  headDim: 64,
-  ropeTheta: 1000000,
-  tieWordEmbeddings: true,
-  eosTokenIds: [1],
-};
+const config = { ...BENCH_SHAPES['25m'], vocabSize: number('vocab', 4096) };
 
 function torchStatus() {
   const probe = spawnSync(python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' });
