@@ -35,6 +35,7 @@ export function plannerPhases(context: Pick<PipelineContext, 'config' | 'run' | 
       device: config.device,
       dtype: config.policy.dtype,
       recompute: config.policy.recompute,
+      ...(config.policy.rowBlockSize === null ? {} : { rowBlocks: { blockSize: config.policy.rowBlockSize } }),
       chatTemplateKwargs: config.policy.chatTemplateKwargs,
       objectives: [clippedSurrogateObjective],
     },

@@ -92,3 +92,27 @@ describe('createLocalPolicy', () => {
     await policy.release();
   });
 });
+
+describe('createLocalPolicy with rowBlocks', () => {
+  it('trains its step in blocks of rows with the loss and gradient norm of the whole step, LoRA and in full', async () => {
+    const promptIds = [[5, 6, 7, 8, 9]];
+    const completionIds = [[10, 11, 12, 13]];
+    const batch: PolicyTrainingBatch = { promptIds, completionIds, tokenWeights: [[0.25, 0.25, 0.25, 0.25]], objective: { kind: 'nll' } };
+    for (const trainable of [{ kind: 'lora' as const }, { kind: 'full' as const, frozen: [] }]) {
+      const step = async (rowBlocks?: { blockSize: number }) => {
+        const adapter = trainable.kind === 'lora' ? { lora: { rank: 4, alpha: 8 } } : {};
+        const policy = await createLocalPolicy({ model, trainable, ...adapter, seed: 1, runtime, ...(rowBlocks ? { rowBlocks } : {}) });
+        const { loss } = await policy.accumulateGradients(batch);
+        const { gradNorm } = await policy.applyGradients({ learningRate: 0, maxGradNorm: 1e9 });
+        await policy.release();
+        return { loss, gradNorm };
+      };
+      // Blocks of 3 over 9-token rows: the last block is padded.
+      const [whole, blocked] = [await step(), await step({ blockSize: 3 })];
+      expect(blocked.loss).toBeCloseTo(whole.loss, 5);
+      expect(blocked.gradNorm / whole.gradNorm).toBeCloseTo(1, 4);
+      // The setting reaches the step's graph: a block of no rows is refused when it is built.
+      await expect(step({ blockSize: 0 })).rejects.toThrow(/blockSize must be a positive integer/);
+    }
+  });
+});

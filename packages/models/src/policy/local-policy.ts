@@ -16,6 +16,7 @@ import { generate } from '../engine/generate';
 import { createPolicyTrainer, type PolicyTrainer } from '../engine/training-step';
 import { loraLayoutOf } from '../graph/lora-inputs';
 import { nllObjective, type PolicyObjectiveGraph } from '../graph/policy-training-graph';
+import type { RowBlockSettings } from '../graph/row-blocked-layer';
 import { createLoraAdapter, type LoraAdapter, type LoraSettings, parseLoraSettings } from '../lora/lora-adapter';
 import type { ModelTokenizer } from '../tokenizer/load-tokenizer';
 import type { TokenizerSource } from '../weights/model-folder';
@@ -61,6 +62,13 @@ export interface LocalPolicySettings<Trainable extends TrainableSet = TrainableS
   weightDecay?: number;
   /** Recompute layer activations in the backward pass (less memory, about one more forward); default false. */
   recompute?: boolean;
+  /**
+   * Run each layer's row-wise parts of the training step (norms, projections, MLP) in blocks of
+   * `blockSize` rows, recomputed per block in the backward: a long row's activations no longer
+   * grow a full layer at a time (docs/perf.md, "Row-blocked layers"). Same loss and gradients;
+   * slower. Default off.
+   */
+  rowBlocks?: RowBlockSettings;
   runtime?: TensorRuntime;
   device?: Device;
   /** Default: the tokenizer's, else the config's EOS ids. */
@@ -154,7 +162,7 @@ export async function createLocalPolicy<Trainable extends TrainableSet = LoraTra
       const adapter = settings.adapter ?? createLoraAdapter(model.config, settings.lora ?? {}, seed);
       const loraConfig = parseLoraSettings(adapter.config);
       lm = await createCausalLm({ model, runtime, lora: loraConfig, padTokenId });
-      trainer = createPolicyTrainer({ model, lora: loraLayoutOf(model.config, loraConfig), runtime, objectives, padTokenId, recompute });
+      trainer = createPolicyTrainer({ model, lora: loraLayoutOf(model.config, loraConfig), runtime, objectives, padTokenId, recompute, ...(settings.rowBlocks ? { rowBlocks: settings.rowBlocks } : {}) });
       trained = createLoraParameters(model, lm, adapter);
       break;
     }
@@ -168,7 +176,7 @@ export async function createLocalPolicy<Trainable extends TrainableSet = LoraTra
       const weightNames = trainableWeightNames(model.weights.keys(), trainable.frozen ?? []);
       // hostWeights: the optimiser writes the model's arrays, which a CUDA session would not see otherwise.
       lm = await createCausalLm({ model, runtime, padTokenId, hostWeights: true });
-      trainer = createPolicyTrainer({ model, weights: weightNames, runtime, objectives, padTokenId, recompute, hostWeights: true });
+      trainer = createPolicyTrainer({ model, weights: weightNames, runtime, objectives, padTokenId, recompute, hostWeights: true, ...(settings.rowBlocks ? { rowBlocks: settings.rowBlocks } : {}) });
       trained = createFullParameters({ model, runtime, weightNames, tokenizer: settings.savedTokenizer ?? null, padTokenId });
       break;
     }

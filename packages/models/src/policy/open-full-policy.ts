@@ -42,6 +42,7 @@ export async function openFullPolicy(settings: OpenFullPolicySettings): Promise<
     runtime: settings.runtime,
     objectives: settings.objectives,
     recompute: settings.recompute,
+    ...(settings.rowBlocks ? { rowBlocks: settings.rowBlocks } : {}),
   });
   if (checkpoint) {
     restoreInterruptedFolder(checkpoint);

@@ -42,6 +42,7 @@ export async function openLoraPolicy(settings: OpenLoraPolicySettings): Promise<
     runtime: settings.runtime,
     objectives: settings.objectives,
     recompute: settings.recompute,
+    ...(settings.rowBlocks ? { rowBlocks: settings.rowBlocks } : {}),
   });
   if (checkpoint && existsSync(join(checkpoint, 'adapter_config.json'))) {
     await policy.load(checkpoint, { optimizerState: settings.optimizerState ?? true });

@@ -1,6 +1,7 @@
 import type { ChatMessage } from '@agentflow/core';
 import type { Device, TensorRuntime } from '@agentflow/tensor';
 import type { PolicyObjectiveGraph } from '../graph/policy-training-graph';
+import type { RowBlockSettings } from '../graph/row-blocked-layer';
 import type { ChatTemplateKwargs, ModelTokenizer } from '../tokenizer/load-tokenizer';
 import type { LocalPolicy } from './local-policy';
 import type { PolicyDtype } from './policy-dtype';
@@ -22,6 +23,8 @@ export interface PolicyOpenSettings {
   runtime?: TensorRuntime;
   /** Recompute layer activations in the backward pass (less memory); default false. */
   recompute?: boolean;
+  /** Run each layer's row-wise parts of the training step in blocks of rows (LocalPolicySettings.rowBlocks). */
+  rowBlocks?: RowBlockSettings;
   /** Variables for the folder's chat template (e.g. `{ enable_thinking: false }`); default none. */
   chatTemplateKwargs?: ChatTemplateKwargs;
   /** The objectives the policy trains besides 'nll' (e.g. `clippedSurrogateObjective` of `@agentflow/dapo/graph`). */
