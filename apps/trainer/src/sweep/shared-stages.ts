@@ -14,8 +14,7 @@ function withoutCredit(config: RunConfig): string {
  * Starts the run `config` in `dir` from the warm start and eval-before of `source`, a run whose
  * config differs only in `train.credit` (core's copyFinishedStages: the planner, its checkpoint
  * and progress, the stages' results and metrics rows), so that resuming `dir` goes on from the
- * collect stage exactly as a fresh run would: every later stage draws from its own fork of the
- * seed. False, writing nothing, when `source` differs in more or has not finished them.
+ * collect stage as a fresh run would: every later stage draws from its own fork of the seed. False, writing nothing, when `source` differs in more or has not finished them.
  */
 export function startFromSharedStages(source: string, dir: string, config: RunConfig): boolean {
   const configPath = join(source, 'config.json');
