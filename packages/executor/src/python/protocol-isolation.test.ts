@@ -170,7 +170,8 @@ describe.skipIf(unavailable !== undefined)('the sandbox protocol, out of the cod
     ].join('\n');
     const result = await run(code, 'child');
     expect(result.error, result.error).toBeUndefined();
-    expect(result.output).toMatch(/'parent'\n/);
+    // The child writes to the same stdout as it likes: a line of its own can land between the value and its newline.
+    expect(result.output).toMatch(/'parent'/);
     expect(result.output).toMatch(/\[sandbox\] killed 1 process \(python[\d.]*\) that this call left running\.\n$/);
     for (const word of ['next', 'third']) {
       const after = await run(`print("${word}")`, 'child');
