@@ -8,6 +8,7 @@ import { createRandomModel } from '../weights/random-model';
 import type { AttentionSettings } from './decoder-graph';
 import { loraLayoutOf } from './lora-inputs';
 import { nllObjective } from './policy-training-graph';
+import { relativeDifference } from './gradient-difference.test-helper';
 
 // Blocked attention (blocks of 4 query rows, so the padded 9-token rows run three blocks, the
 // last one partial) against full attention: same loss and gradients, LoRA and full-parameter,
@@ -24,22 +25,6 @@ const batch: PolicyTrainingBatch = {
 };
 const full: AttentionSettings = { kind: 'full' };
 const blocked: AttentionSettings = { kind: 'blocked', blockSize: 4 };
-
-/** The largest difference between two gradient sets, relative to the largest gradient entry. */
-function relativeDifference(actual: Map<string, Float32Array>, expected: Map<string, Float32Array>): number {
-  let difference = 0;
-  let scale = 0;
-  for (const [name, values] of expected) {
-    const other = actual.get(name)!;
-    expect(other.length).toBe(values.length);
-    values.forEach((value, index) => {
-      difference = Math.max(difference, Math.abs(value - other[index]!));
-      scale = Math.max(scale, Math.abs(value));
-    });
-  }
-  expect(scale).toBeGreaterThan(0);
-  return difference / scale;
-}
 
 describe.each(['lora', 'full-parameter'] as const)('blocked attention trains as full attention does (%s)', (kind) => {
   it('gives the same loss and gradients, with and without recomputation', async () => {

@@ -8,6 +8,7 @@ import { createRandomModel } from '../weights/random-model';
 import { loraLayoutOf } from './lora-inputs';
 import { buildPolicyTrainingGraph, nllObjective } from './policy-training-graph';
 import type { RowBlockSettings } from './row-blocked-layer';
+import { relativeDifference } from './gradient-difference.test-helper';
 
 // Row-blocked layers (blocks of 4 rows, so the padded 9-token rows run three blocks, the last
 // one partial) against the unblocked graph: same loss and gradients, LoRA on every linear and
@@ -23,22 +24,6 @@ const batch: PolicyTrainingBatch = {
   objective: { kind: 'nll' },
 };
 const rowBlocks: RowBlockSettings = { blockSize: 4 };
-
-/** The largest difference between two gradient sets, relative to the largest gradient entry. */
-function relativeDifference(actual: Map<string, Float32Array>, expected: Map<string, Float32Array>): number {
-  let difference = 0;
-  let scale = 0;
-  for (const [name, values] of expected) {
-    const other = actual.get(name)!;
-    expect(other.length).toBe(values.length);
-    values.forEach((value, index) => {
-      difference = Math.max(difference, Math.abs(value - other[index]!));
-      scale = Math.max(scale, Math.abs(value));
-    });
-  }
-  expect(scale).toBeGreaterThan(0);
-  return difference / scale;
-}
 
 describe.each(['lora', 'full-parameter'] as const)('row-blocked layers train as unblocked ones do (%s)', (kind) => {
   it('gives the same loss and gradients, with and without recomputation', async () => {

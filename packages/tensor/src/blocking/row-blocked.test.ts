@@ -1,6 +1,7 @@
 import { createRandom } from '@agentflow/core';
 import { describe, expect, it } from 'vitest';
 import { createHostTensor, type HostTensor } from '../dtype/dtype';
+import { expectClose } from '../graph/expect-close.test-helper';
 import { createGraphBuilder } from '../graph/graph-builder';
 import type { GraphBuilder, SymbolicTensor } from '../graph/graph-types';
 import { createRuntime } from '../runtime/runtime';
@@ -51,15 +52,6 @@ async function compare(sequence: number, blockSize: number) {
   const result = await session.run(feeds);
   await session.release();
   return result;
-}
-
-function expectClose(actual: HostTensor, expected: HostTensor, tolerance: number) {
-  expect(actual.shape).toEqual(expected.shape);
-  let worst = 0;
-  for (let index = 0; index < expected.data.length; index++) {
-    worst = Math.max(worst, Math.abs(Number(actual.data[index]) - Number(expected.data[index])));
-  }
-  expect(worst).toBeLessThan(tolerance);
 }
 
 describe('rowBlocked', () => {
