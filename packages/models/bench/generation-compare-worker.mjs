@@ -4,7 +4,7 @@
 // runs --warmup + --repeats generations of the same batch (policy.generate: the trainer's rollout
 // path, a prefill and one KV-cached step per token).
 // Usage: node bench/generation-compare-worker.mjs --dir D --dtype float32|float16 --repeats N --warmup W
-//          --threads T --out result.json [--dist DIR]
+//          --threads T --out result.json [--dist DIR] [--spinning on|off]
 // --dist loads @agentflow/models from another build (a copy of dist/ made before a change), so a
 // change to generation can be timed against the code before it in one run.
 // Times are seconds since the process started (performance.now() counts from the time origin).
@@ -36,7 +36,9 @@ function vmHwmBytes() {
 const spec = JSON.parse(readFileSync(join(args.dir, 'prompts.json'), 'utf8'));
 const model = await models.loadPolicyModel(join(args.dir, 'model'), { dtype: args.dtype ?? 'float32', device: 'cpu' });
 const adapter = await models.loadLoraAdapter(join(args.dir, 'adapter'), model.config);
-const runtime = createRuntime({ device: 'cpu', intraOpThreads: threads, interOpThreads: 1 });
+// --spinning off: ONNX Runtime's intra-op threads sleep while they wait (session.intra_op.allow_spinning 0).
+const spinning = args.spinning === undefined ? {} : { intraOpSpinning: args.spinning !== 'off' };
+const runtime = createRuntime({ device: 'cpu', intraOpThreads: threads, interOpThreads: 1, ...spinning });
 const policy = await models.createLocalPolicy({ model, runtime, adapter, seed: 0 });
 const loaded = performance.now();
 

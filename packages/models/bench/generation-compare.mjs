@@ -17,6 +17,8 @@
 // Usage: node bench/generation-compare.mjs [--shapes 25m,0.6b] [--repeats 3] [--warmup 1] [--threads 2]
 //          [--rows 16] [--prompt 256] [--new 128] [--before DIR] [--python /usr/bin/python3]
 //          [--omp-wait-policy PASSIVE|ACTIVE] [--keep]
+// Both sides wait the same way: OMP_WAIT_POLICY PASSIVE (the default) for PyTorch's OpenMP threads and
+// ONNX Runtime's intra-op spinning off for ours (ACTIVE: both spin).
 // Needs the built package (pnpm --filter @agentflow/models build) and Debian's python3-torch.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -56,6 +58,9 @@ const environment = {
   ...(existsSync(openmpBlas) ? { LD_LIBRARY_PATH: [openmpBlas, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') } : {}),
 };
 
+// ONNX Runtime's intra-op threads wait as PyTorch's OpenMP ones do.
+const ortSpinning = environment.OMP_WAIT_POLICY.toUpperCase() === 'ACTIVE' ? 'on' : 'off';
+
 function torchVersion() {
   const probe = spawnSync(python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' });
   return probe.status === 0 ? probe.stdout.trim() : undefined;
@@ -79,7 +84,7 @@ function runSide(side, dir) {
   const command =
     side.kind === 'pytorch'
       ? [python, [join(here, 'pytorch_generate.py'), ...common]]
-      : [process.execPath, [join(here, 'generation-compare-worker.mjs'), ...common, '--dtype', side.dtype, ...(side.dist ? ['--dist', side.dist] : [])]];
+      : [process.execPath, [join(here, 'generation-compare-worker.mjs'), ...common, '--spinning', ortSpinning, '--dtype', side.dtype, ...(side.dist ? ['--dist', side.dist] : [])]];
   const child = spawnSync(command[0], command[1], { encoding: 'utf8', env: environment, maxBuffer: 1 << 26 });
   if (child.status !== 0) throw new Error(`${side.name} failed (exit ${child.status}):\n${child.stdout}\n${child.stderr}`);
   return JSON.parse(readFileSync(out, 'utf8'));
@@ -95,7 +100,7 @@ const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').trim().split(' '
 const torch = torchVersion();
 console.log(`# Generation against PyTorch eager (KV cache), ${new Date().toISOString().slice(0, 10)}`);
 console.log(
-  `${sizes.rows} rows, ${sizes.prompt}-token prompts, ${sizes.new} new tokens each, temperature 1; LoRA rank ${lora.rank} (B = 0) on both sides; ${threads} threads on both sides (ONNX Runtime intra-op ${threads}, inter-op 1; torch.set_num_threads(${threads}), OMP_WAIT_POLICY ${environment.OMP_WAIT_POLICY}); machine ${cpus().length} cores (${cpus()[0]?.model}); PyTorch ${torch ?? 'absent (skipped)'} under ${python}; Node ${process.version}`,
+  `${sizes.rows} rows, ${sizes.prompt}-token prompts, ${sizes.new} new tokens each, temperature 1; LoRA rank ${lora.rank} (B = 0) on both sides; ${threads} threads on both sides (ONNX Runtime intra-op ${threads}, inter-op 1; torch.set_num_threads(${threads}), OMP_WAIT_POLICY ${environment.OMP_WAIT_POLICY}; ONNX Runtime intra-op spinning ${ortSpinning}); machine ${cpus().length} cores (${cpus()[0]?.model}); PyTorch ${torch ?? 'absent (skipped)'} under ${python}; Node ${process.version}`,
 );
 console.log(`whole process = rows x new / (process start to the end of its first generation); steady state = rows x new / median of ${repeats} generations after ${warmup} warm-up; load average at start: ${loadAverage()}\n`);
 

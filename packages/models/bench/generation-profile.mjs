@@ -1,10 +1,11 @@
 // Where a generation's time goes (issue #32): the prefill, each decode step's session run (lm.step,
-// which returns the logits and the grown KV cache) and the sampler over the vocabulary, timed
+// which returns the logits and writes the new tokens' keys and values into the fixed-capacity KV
+// cache it reads in place, as generate's steps do) and the sampler over the vocabulary, timed
 // apart on the same batch as bench/generation-compare.mjs (random weights, LoRA rank 16 with B = 0).
 // Usage: node bench/generation-profile.mjs [--shape 25m|0.6b] [--rows 16] [--prompt 256] [--new 32] [--threads 2]
 import { createRandom } from '@agentflow/core';
 import { createRuntime } from '@agentflow/tensor';
-import { createCausalLm, createLoraAdapter, createRandomModel, sampleToken } from '../dist/index.js';
+import { createCausalLm, createKeyValueCache, createLoraAdapter, createRandomModel, sampleToken } from '../dist/index.js';
 import { BENCH_SHAPES } from './bench-shapes.mjs';
 
 const args = {};
@@ -22,11 +23,14 @@ const random = createRandom(11);
 const int64 = (width, value) => ({ dtype: 'int64', shape: [rows, width], data: BigInt64Array.from({ length: rows * width }, value) });
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
+// As generate: room for the prompt and every step's token.
+const cache = createKeyValueCache(config, rows, prompt + steps);
 let began = performance.now();
 let result = await lm.step({
   inputIds: int64(prompt, () => BigInt(2 + Math.floor(random.next() * (config.vocabSize - 2)))),
   attentionMask: int64(prompt, () => 1n),
   positionIds: int64(prompt, (_, index) => BigInt(index % prompt)),
+  cache,
   adapter,
 });
 const prefill = performance.now() - began;
@@ -42,9 +46,9 @@ for (let step = 0; step < steps; step++) {
   began = performance.now();
   result = await lm.step({
     inputIds: { dtype: 'int64', shape: [rows, 1], data: BigInt64Array.from(next, BigInt) },
-    attentionMask: int64(prompt + step + 1, () => 1n),
+    attentionMask: int64(1, () => 1n),
     positionIds: int64(1, () => BigInt(prompt + step)),
-    cache: result.cache,
+    cache,
     adapter,
   });
   run.push(performance.now() - began);

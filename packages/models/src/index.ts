@@ -138,13 +138,13 @@ export { type LoraAdapterFolderSettings, writeLoraAdapterFolder } from './lora/l
 /** The inference engine: log-probs and one forward step with a KV cache. */
 export {
   createCausalLm,
-  emptyCache,
   type CausalLm,
   type CausalLmSettings,
   type CompletionScores,
   type ForwardStepInput,
-  type KeyValueCache,
 } from './engine/causal-lm';
+/** The fixed-capacity KV cache a generation's steps read in place and write their new keys and values into. */
+export { createKeyValueCache, type KeyValueCache } from './engine/key-value-cache';
 /** Batched generation with a KV cache, sampling and constraints. */
 export { DEFAULT_PREFILL_CHUNK_TOKENS, generate, type GenerateSettings, type GenerationTokenizer } from './engine/generate';
 /** An ONNX Runtime session from a built graph: in memory below protobuf's 2 GB cap, through a temporary file with external data above it. */

@@ -1,10 +1,12 @@
-import { createRuntime } from '@agentflow/tensor';
+import { createGraphBuilder, createRuntime } from '@agentflow/tensor';
 import { describe, expect, it } from 'vitest';
 import { getModelPreset } from '../config/presets';
 import type { Qwen3Config } from '../config/qwen3-config';
 import { referenceCompletionLogprobs } from '../reference/reference-forward';
 import { createRandomModel } from '../weights/random-model';
+import { buildDecoder } from '../graph/decoder-graph';
 import { createCausalLm } from './causal-lm';
+import { createKeyValueCache } from './key-value-cache';
 
 // One runtime, one thread per operator: tests share two cores with other suites.
 const runtime = createRuntime({ device: 'cpu', intraOpThreads: 1 });
@@ -54,6 +56,22 @@ describe('Qwen3 graph log-probs', () => {
     await expect(lm.logprobs({ promptIds: [[1, 2]], completionIds: [[40]] })).rejects.toThrow(/token id 40, outside the model's vocabulary \[0, 40\)/);
     await expect(lm.logprobs({ promptIds: [[1, 2, 3, 4]], completionIds: [[1, 2, 3]] })).rejects.toThrow(/7 tokens exceeds the model's max_position_embeddings 6/);
     await expect(lm.logprobs({ promptIds: [[]], completionIds: [[1]] })).rejects.toThrow(/Prompt 0 is empty/);
+    await lm.release();
+  });
+
+  it('a step refuses a cache without room for its tokens and a mask wider than them; a cached graph refuses blocked attention', async () => {
+    const config = small({});
+    const model = createRandomModel(config, 1);
+    const lm = await createCausalLm({ model, runtime });
+    const ids = (width: number) => ({ dtype: 'int64' as const, shape: [1, width], data: new BigInt64Array(width).fill(1n) });
+    const cache = createKeyValueCache(config, 1, 3);
+    await lm.step({ inputIds: ids(2), attentionMask: ids(2), positionIds: ids(2), cache });
+    expect(cache.length).toBe(2);
+    await expect(lm.step({ inputIds: ids(2), attentionMask: ids(2), positionIds: ids(2), cache })).rejects.toThrow(/does not fit a KV cache of 1 rows with 1 of 3 slots free/);
+    await expect(lm.step({ inputIds: ids(1), attentionMask: ids(3), positionIds: ids(1), cache })).rejects.toThrow(/masks the new tokens only, \[1, 1\]/);
+    expect(() => buildDecoder(createGraphBuilder({ name: 'cached' }), config, model.weights, { kvCache: true, attention: { kind: 'blocked', blockSize: 4 } })).toThrow(
+      /a graph with a KV cache computes full attention/,
+    );
     await lm.release();
   });
 });

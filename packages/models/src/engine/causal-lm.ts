@@ -1,20 +1,13 @@
 import { AgentFlowError, type PolicyBatch } from '@agentflow/core';
 import { createRuntime, type Device, type HostTensor, type TensorRuntime, type TensorSession } from '@agentflow/tensor';
 import type { DecoderConfig } from '../config/decoder-config';
-import {
-  ATTENTION_MASK,
-  INPUT_IDS,
-  POSITION_IDS,
-  pastKeyName,
-  pastValueName,
-  presentKeyName,
-  presentValueName,
-} from '../graph/decoder-graph';
+import { ATTENTION_MASK, INPUT_IDS, newKeyName, newValueName, POSITION_IDS } from '../graph/decoder-graph';
 import { buildInferenceGraph, ENTROPY, LAST_LOGITS, LOGPROBS, SCORED_POSITIONS, TARGET_IDS } from '../graph/inference-graph';
 import { type LoraLayout, loraFeeds, loraLayoutOf } from '../graph/lora-inputs';
 import { createLoraAdapter, type LoraAdapter, type LoraSettings, parseLoraSettings } from '../lora/lora-adapter';
 import type { DecoderModel } from '../weights/random-model';
 import { completionPositions, packScoringBatch, unpackCompletionValues } from './batch-packing';
+import { appendToCache, cacheFeeds, type KeyValueCache } from './key-value-cache';
 import { createGraphSession } from './session-loader';
 
 /** Settings for {@link createCausalLm}. */
@@ -41,17 +34,12 @@ export interface CompletionScores {
   entropy?: number[][];
 }
 
-/** The key/value cache of a running batch: per layer [batch, kvHeads, total, headDim]. */
-export interface KeyValueCache {
-  keys: HostTensor[];
-  values: HostTensor[];
-}
-
 /** One forward step over new tokens, given the cache of the earlier ones. */
 export interface ForwardStepInput {
   inputIds: HostTensor<'int64'>; // [batch, sequence]
-  attentionMask: HostTensor<'int64'>; // [batch, past + sequence]
+  attentionMask: HostTensor<'int64'>; // [batch, sequence]: the new tokens' (the cache keeps its own)
   positionIds: HostTensor<'int64'>; // [batch, sequence]
+  /** The earlier tokens' keys and values (createKeyValueCache); the step writes this run's into it. */
   cache?: KeyValueCache;
   adapter?: LoraAdapter;
 }
@@ -63,19 +51,12 @@ export interface CausalLm {
   readonly session: TensorSession;
   /** Log-probs (and entropies) of each completion given its prompt, batched and padding-aware. */
   logprobs(batch: PolicyBatch, settings?: { entropy?: boolean; adapter?: LoraAdapter }): Promise<CompletionScores>;
-  /** Logits of the last position of each row, and the cache extended by the new tokens. */
-  step(input: ForwardStepInput): Promise<{ lastLogits: Float32Array; vocabSize: number; cache: KeyValueCache }>;
+  /**
+   * Logits of the last position of each row, attending to `input.cache` and the new tokens; the
+   * new tokens' keys and values are written into the cache, whose `length` grows by `sequence`.
+   */
+  step(input: ForwardStepInput): Promise<{ lastLogits: Float32Array; vocabSize: number }>;
   release(): Promise<void>;
-}
-
-/** An empty cache for `batch` rows: zero-length past. */
-export function emptyCache(config: DecoderConfig, batch: number): KeyValueCache {
-  const shape = [batch, config.numKeyValueHeads, 0, config.headDim];
-  const empty = (): HostTensor => ({ dtype: 'float32', shape, data: new Float32Array(0) });
-  return {
-    keys: Array.from({ length: config.numHiddenLayers }, empty),
-    values: Array.from({ length: config.numHiddenLayers }, empty),
-  };
 }
 
 /**
@@ -129,15 +110,6 @@ export async function createCausalLm(settings: CausalLmSettings): Promise<Causal
       });
     }
   };
-  const cacheFeeds = (cache: KeyValueCache): Record<string, HostTensor> => {
-    const feeds: Record<string, HostTensor> = {};
-    cache.keys.forEach((key, layer) => {
-      feeds[pastKeyName(layer)] = key;
-      feeds[pastValueName(layer)] = cache.values[layer]!;
-    });
-    return feeds;
-  };
-
   return {
     config,
     loraLayout,
@@ -147,14 +119,15 @@ export async function createCausalLm(settings: CausalLmSettings): Promise<Causal
       const packed = packScoringBatch(batch, config.vocabSize, settings.padTokenId ?? 0);
       checkLength(packed.length);
       const scored = completionPositions(packed);
+      const noCache = cacheFeeds(config, packed.attentionMask, undefined);
       const outputs = await session.run(
         {
           [INPUT_IDS]: packed.inputIds,
-          [ATTENTION_MASK]: packed.attentionMask,
+          [ATTENTION_MASK]: noCache.attentionMask,
           [POSITION_IDS]: packed.positionIds,
           [TARGET_IDS]: packed.targetIds,
           [SCORED_POSITIONS]: scored.positions,
-          ...cacheFeeds(emptyCache(config, packed.batch)),
+          ...noCache.feeds,
           ...adapterFeeds(options.adapter),
         },
         options.entropy ? [LOGPROBS, ENTROPY] : [LOGPROBS],
@@ -165,30 +138,41 @@ export async function createCausalLm(settings: CausalLmSettings): Promise<Causal
     },
     async step(input) {
       const [batch, sequence] = input.inputIds.shape as [number, number];
-      const cache = input.cache ?? emptyCache(config, batch);
-      checkLength(input.attentionMask.shape[1]!);
-      const fetches = [LAST_LOGITS, ...cache.keys.flatMap((_, layer) => [presentKeyName(layer), presentValueName(layer)])];
+      const { cache } = input;
+      if (input.attentionMask.shape[0] !== batch || input.attentionMask.shape[1] !== sequence) {
+        throw new AgentFlowError({
+          code: 'SHAPE_MISMATCH',
+          message: `step: attentionMask is [${input.attentionMask.shape.join(', ')}]; it masks the new tokens only, [${batch}, ${sequence}] as inputIds (the cache keeps the earlier tokens' mask).`,
+          details: { attentionMask: input.attentionMask.shape, inputIds: input.inputIds.shape },
+        });
+      }
+      checkLength((cache?.length ?? 0) + sequence);
+      const { feeds, attentionMask } = cacheFeeds(config, input.attentionMask, cache);
+      const layers = Array.from({ length: config.numHiddenLayers }, (_, layer) => layer);
       const outputs = await session.run(
         {
           [INPUT_IDS]: input.inputIds,
-          [ATTENTION_MASK]: input.attentionMask,
+          [ATTENTION_MASK]: attentionMask,
           [POSITION_IDS]: input.positionIds,
           [TARGET_IDS]: { dtype: 'int64', shape: [batch, sequence], data: new BigInt64Array(batch * sequence) },
-          // One scored position per row (its values are not read): the head runs at the last position only.
-          [SCORED_POSITIONS]: { dtype: 'int64', shape: [batch, 1], data: new BigInt64Array(batch) },
-          ...cacheFeeds(cache),
+          // No scored positions: the head runs at the last position only (a session runs every node,
+          // so one scored position would apply the head a second time each step).
+          [SCORED_POSITIONS]: { dtype: 'int64', shape: [batch, 0], data: new BigInt64Array(0) },
+          ...feeds,
           ...adapterFeeds(input.adapter),
         },
-        fetches,
+        // Without a cache this run's keys and values are not wanted (the cache-free recomputation).
+        cache ? [LAST_LOGITS, ...layers.flatMap((layer) => [newKeyName(layer), newValueName(layer)])] : [LAST_LOGITS],
       );
-      return {
-        lastLogits: outputs[LAST_LOGITS]!.data as Float32Array,
-        vocabSize: config.vocabSize,
-        cache: {
-          keys: cache.keys.map((_, layer) => outputs[presentKeyName(layer)]!),
-          values: cache.values.map((_, layer) => outputs[presentValueName(layer)]!),
-        },
-      };
+      if (cache) {
+        appendToCache(
+          cache,
+          layers.map((layer) => outputs[newKeyName(layer)]!),
+          layers.map((layer) => outputs[newValueName(layer)]!),
+          input.attentionMask,
+        );
+      }
+      return { lastLogits: outputs[LAST_LOGITS]!.data as Float32Array, vocabSize: config.vocabSize };
     },
     release: () => session.release(),
   };

@@ -47,6 +47,26 @@ describe('generation', () => {
     await expect(generate(lm, requests, { eosTokenIds: [], prefillChunkTokens: 0 })).rejects.toThrow(/prefillChunkTokens must be a positive integer, got 0/);
   });
 
+  it('the capacity cache samples the tokens and log-probs of the cache-free recomputation: left padding, a chunked prefill, rows ending early', async () => {
+    const eosTokenId = (await generate(lm, [{ promptIds: prompts[1]!, maxTokens: 3, temperature: 1, seed: 1 }], { eosTokenIds: [] }))[0]!.tokenIds[2]!;
+    // Row 1 draws the token chosen as EOS within 3 steps (seeded as above), row 2 stops at maxTokens 4: both stay in the batch, fed padding.
+    const requests = prompts.map((promptIds, index) => ({ promptIds, maxTokens: index === 2 ? 4 : 10, temperature: 1, seed: index }));
+    const settings = { eosTokenIds: [eosTokenId], prefillChunkTokens: 3 };
+    const cached = await generate(lm, requests, settings);
+    const recomputed = await generate(lm, requests, { ...settings, useCache: false });
+    expect(cached.map((row) => row.finishReason)).toEqual(recomputed.map((row) => row.finishReason));
+    expect(cached[1]!.finishReason).toBe('stop');
+    expect(cached[1]!.tokenIds.length).toBeLessThanOrEqual(3);
+    expect(cached[2]!.tokenIds).toHaveLength(4);
+    expect(cached.map((row) => row.tokenIds)).toEqual(recomputed.map((row) => row.tokenIds));
+    // The cache changes only the order of float32 sums.
+    cached.forEach((row, index) => {
+      row.logprobs.forEach((value, k) => {
+        expect(Math.abs(value - recomputed[index]!.logprobs[k]!)).toBeLessThan(1e-5);
+      });
+    });
+  });
+
   it('sampling log-probs equal the log-probs recomputed for the same tokens', async () => {
     const requests = prompts.map((promptIds, index) => ({ promptIds, maxTokens: 10, temperature: 0.9, topP: 0.95, topK: 50, seed: index }));
     const samples = await generate(lm, requests, { eosTokenIds });

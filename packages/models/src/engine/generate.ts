@@ -4,7 +4,8 @@ import type { ConstraintState, TokenConstraint } from '../constrained/token-cons
 import type { LoraAdapter } from '../lora/lora-adapter';
 import { findStopString, sampleToken, validateSamplingSettings } from '../sampling/sample-token';
 import { packPromptBatch } from './batch-packing';
-import type { CausalLm, KeyValueCache } from './causal-lm';
+import type { CausalLm } from './causal-lm';
+import { createKeyValueCache } from './key-value-cache';
 
 /** What generation needs from a tokenizer: text for stop strings and results. */
 export interface GenerationTokenizer {
@@ -28,7 +29,10 @@ export interface GenerateSettings {
   /** Random source for requests without a seed; default createRandom(0). */
   random?: Random;
   adapter?: LoraAdapter;
-  /** false recomputes the whole sequence at every step (the check that the KV cache is exact). */
+  /**
+   * false recomputes the whole sequence at every step (the check that the KV cache is exact: the
+   * same tokens, log-probs within float32 rounding, as the cache changes only the order of sums).
+   */
   useCache?: boolean;
   padTokenId?: number;
   /**
@@ -52,8 +56,11 @@ interface RowState {
 
 /**
  * Batched sampling: one prefill of the left-padded prompts, then one decode step per token with
- * the KV cache. Each row stops at EOS (kept in `tokenIds`, not in `text`), at a stop string (text
- * cut before it) or at `maxTokens`. `logprobs` are the model's log-probs of the drawn tokens.
+ * the KV cache, a buffer of prompt + maxTokens - 1 slots per row made once for the call (each
+ * step writes its tokens' keys and values in; none copies the cache). Rows that finish stay in
+ * the batch, fed padding, until the last one ends. Each row stops at EOS (kept in `tokenIds`, not
+ * in `text`), at a stop string (text cut before it) or at `maxTokens`. `logprobs` are the model's
+ * log-probs of the drawn tokens.
  */
 export async function generate(
   lm: CausalLm,
@@ -116,37 +123,33 @@ export async function generate(
 
   // The sampler's weights, one buffer for every draw of this call (a vocabulary of float64 each).
   const scratch = new Float64Array(lm.config.vocabSize);
-  let cache: KeyValueCache | undefined;
-  let fed = 0; // tokens per row already in the cache
+  const maxSteps = Math.max(...requests.map((request) => request.maxTokens));
+  // Every token fed goes into the cache once: the prompt, and each drawn token but the last.
+  const cache = useCache ? createKeyValueCache(lm.config, batch, prompts.length + Math.max(maxSteps - 1, 0)) : undefined;
   // Chunked prefill: every chunk but the last goes in here; the last one samples the first token.
   const chunk = settings.prefillChunkTokens ?? DEFAULT_PREFILL_CHUNK_TOKENS;
   if (!Number.isInteger(chunk) || chunk < 1) {
     throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `prefillChunkTokens must be a positive integer, got ${chunk}.` });
   }
-  while (useCache && prompts.length - fed > chunk) {
-    const to = fed + chunk;
+  while (cache && prompts.length - cache.length > chunk) {
+    const [from, to] = [cache.length, cache.length + chunk];
+    await lm.step({
+      inputIds: matrix(allIds, from, to),
+      attentionMask: matrix(mask, from, to),
+      positionIds: matrix(allPositions, from, to),
+      cache,
+      ...(settings.adapter ? { adapter: settings.adapter } : {}),
+    });
+  }
+  for (let stepIndex = 0; stepIndex < maxSteps && rows.some((row) => !row.finishReason); stepIndex++) {
+    const from = cache?.length ?? 0; // without a cache, the whole sequence again
     const result = await lm.step({
-      inputIds: matrix(allIds, fed, to),
-      attentionMask: matrix(mask, 0, to),
-      positionIds: matrix(allPositions, fed, to),
+      inputIds: matrix(allIds, from),
+      attentionMask: matrix(mask, from),
+      positionIds: matrix(allPositions, from),
       ...(cache ? { cache } : {}),
       ...(settings.adapter ? { adapter: settings.adapter } : {}),
     });
-    cache = result.cache;
-    fed = to;
-  }
-  const maxSteps = Math.max(...requests.map((request) => request.maxTokens));
-  for (let stepIndex = 0; stepIndex < maxSteps && rows.some((row) => !row.finishReason); stepIndex++) {
-    const from = useCache ? fed : 0;
-    const result = await lm.step({
-      inputIds: matrix(allIds, from),
-      attentionMask: matrix(mask, 0),
-      positionIds: matrix(allPositions, from),
-      ...(useCache && cache ? { cache } : {}),
-      ...(settings.adapter ? { adapter: settings.adapter } : {}),
-    });
-    if (useCache) cache = result.cache;
-    fed = allIds[0]!.length;
     const vocab = result.vocabSize;
     rows.forEach((row, index) => {
       let next = padTokenId;

@@ -92,6 +92,13 @@ const BLOCKED_ROW_STATISTICS = 2;
 const INFER_PER_WIDTH = 1;
 /** Inference: vocabulary-wide values per scored token (logits, log-softmax, entropy). */
 const INFER_VOCAB_COPIES = 3;
+/**
+ * Inference: score-sized values alive at once, per head, query row and key: the scores, their
+ * join with the cache's, the softmax and its new tokens' slice. Measured on the CPU at the 25M
+ * shape (bench/bench-shapes.mjs), one scoring run of 2 rows x 2,048 tokens, peak RSS less the
+ * plan's other terms: 3.59 score tensors (3.11 when each run concatenated the cache, issue #32).
+ */
+const INFER_SCORE_COPIES = 3.6;
 
 /** The widths one decoder layer works with per token: hidden, q, k, v, and three MLP widths. */
 export function layerWidth(config: DecoderConfig): number {
@@ -148,27 +155,33 @@ export function sessionActivations(config: DecoderConfig, session: PlannedSessio
       detail: `${session.tokens} tokens (${session.rows} rows, ${session.completionTokens} completion tokens)${session.recompute ? ', layers recomputed' : ''}${attentionDetail(attention)}: layers ${gib(FLOAT32 * values.layerValues)}, LM head ${gib(FLOAT32 * values.head)}`,
     };
   }
-  const tokens = session.rows * session.sequence;
-  const cache = 2 * layers * kv * tokens; // the present keys and values of every layer
-  const perRun = session.kind === 'inference' ? Math.min(session.chunk ?? session.sequence, session.sequence) : session.sequence;
-  const scores = 3 * heads * session.rows * perRun * session.sequence;
   if (session.kind === 'scalar-head') {
     // The scalar head's decoder has no KV cache: blocked attention unless the session says otherwise.
     const attention = session.attention ?? defaultAttention(false);
-    const scoring = attention.kind === 'blocked' ? 3 * blockScores(config, session.rows, session.sequence, attention.blockSize) : scores;
+    const scoring =
+      attention.kind === 'blocked'
+        ? 3 * blockScores(config, session.rows, session.sequence, attention.blockSize)
+        : 3 * heads * session.rows * session.sequence * session.sequence;
     const values = session.training
       ? trainingValues(config, session.rows, session.sequence, 0, session.recompute ?? false, attention).total
-      : session.rows * perRun * INFER_PER_WIDTH * width + scoring;
+      : session.rows * session.sequence * INFER_PER_WIDTH * width + scoring;
     return {
       bytes: FLOAT32 * values,
       detail: `${session.rows} rows x ${session.sequence} tokens${session.training ? `, training${session.recompute ? ', layers recomputed' : ''}` : ''}${attentionDetail(attention)}`,
     };
   }
+  // The KV cache: generate's capacity buffers (a slot per prompt and completion token of each row),
+  // or in a scoring run every layer's keys and values (graph outputs, held to the end of the run).
+  const cache = 2 * layers * kv * session.rows * session.sequence;
+  const perRun = Math.min(session.chunk ?? session.sequence, session.sequence);
   // The head runs at the scored positions and the last one (sampling).
   const logits = INFER_VOCAB_COPIES * vocab * session.rows * (session.scored + 1);
-  const values = session.rows * perRun * INFER_PER_WIDTH * width + logits + cache + scores;
+  // A prompt fed in chunks: every chunk after the first attends to the whole capacity and to itself.
+  const keys = perRun < session.sequence ? session.sequence + perRun : session.sequence;
+  const inferenceScores = INFER_SCORE_COPIES * heads * session.rows * perRun * keys;
+  const values = session.rows * perRun * INFER_PER_WIDTH * width + logits + cache + inferenceScores;
   return {
-    bytes: FLOAT32 * values,
+    bytes: Math.ceil(FLOAT32 * values), // whole bytes: the plan's sums stay exact
     detail: `${session.rows} rows x ${session.sequence} tokens, ${session.scored} scored a row: KV cache ${gib(FLOAT32 * cache)}, LM head ${gib(FLOAT32 * logits)}`,
   };
 }

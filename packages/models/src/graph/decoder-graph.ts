@@ -4,6 +4,7 @@ import { biasedModules, hasQueryKeyNorm } from '../config/decoder-architecture';
 import type { DecoderConfig } from '../config/decoder-config';
 import { ropeInverseFrequencies } from '../config/rope-scaling';
 import { type LinearModule, linearPath, lmHeadName, type ModelWeights } from '../weights/weight-names';
+import { fullAttention, type LayerCache } from './full-attention';
 import { createWeightInitializers, type WeightInitializers } from './graph-weights';
 import { rmsNorm, rotateHalf } from './layer-math';
 import { type BlockedLayerContext, blockedOutput, blockedProjections, type RowBlockSettings } from './row-blocked-layer';
@@ -17,13 +18,19 @@ export interface LoraTensors {
 
 /** What {@link buildDecoder} adds to a graph. */
 export interface DecoderSettings {
-  /** Adds `past_key.{layer}` / `past_value.{layer}` inputs and `present_*` outputs. */
+  /**
+   * Adds a fixed-capacity KV cache read in place: `cache_key.{layer}` / `cache_value.{layer}`
+   * inputs [batch, kvHeads, capacity, headDim] (capacity 0 without one), whose slots the first
+   * `capacity` columns of the attention mask mark, and {@link DecoderTensors.newKeyValues}: the
+   * keys and values of this run's tokens, which the caller writes into its cache. Full attention only.
+   */
   kvCache: boolean;
   /** LoRA tensors by `linearPath(layer, module)`. */
   lora?: ReadonlyMap<string, LoraTensors>;
   /**
    * How each layer computes attention. Default: {@link defaultAttention} of `kvCache` (blocked
-   * for graphs without a cache, which training uses; full for the cached inference graph).
+   * for graphs without a cache, which training uses; full for the cached inference graph, the
+   * only kind it takes).
    */
   attention?: AttentionSettings;
   /**
@@ -72,10 +79,11 @@ export function defaultAttention(kvCache: boolean): AttentionSettings {
 /** The graph inputs and tensors {@link buildDecoder} produced. */
 export interface DecoderTensors {
   inputIds: SymbolicTensor; // [batch, sequence] int64
-  attentionMask: SymbolicTensor; // [batch, total] int64, total = past + sequence
+  attentionMask: SymbolicTensor; // [batch, capacity + sequence] int64 (capacity 0 without a KV cache)
   positionIds: SymbolicTensor; // [batch, sequence] int64
   hidden: SymbolicTensor; // [batch, sequence, hidden] after model.norm
-  presents: { key: SymbolicTensor; value: SymbolicTensor }[]; // [batch, kvHeads, total, headDim]
+  /** With `kvCache`, per layer the keys (after RoPE) and values of this run's tokens: [batch, kvHeads, sequence, headDim]. */
+  newKeyValues: { key: SymbolicTensor; value: SymbolicTensor }[];
   /** The residual stream entering each layer and leaving the last (recompute boundaries for the backward). */
   boundaries: SymbolicTensor[];
   weights: WeightInitializers;
@@ -85,10 +93,10 @@ export interface DecoderTensors {
 export const INPUT_IDS = 'input_ids';
 export const ATTENTION_MASK = 'attention_mask';
 export const POSITION_IDS = 'position_ids';
-export const pastKeyName = (layer: number) => `past_key.${layer}`;
-export const pastValueName = (layer: number) => `past_value.${layer}`;
-export const presentKeyName = (layer: number) => `present_key.${layer}`;
-export const presentValueName = (layer: number) => `present_value.${layer}`;
+export const cacheKeyName = (layer: number) => `cache_key.${layer}`;
+export const cacheValueName = (layer: number) => `cache_value.${layer}`;
+export const newKeyName = (layer: number) => `new_key.${layer}`;
+export const newValueName = (layer: number) => `new_value.${layer}`;
 
 // A large finite negative instead of -inf, so fully masked rows (left padding) give a uniform
 // softmax instead of NaN, and no NaN reaches the gradients.
@@ -97,8 +105,9 @@ const MASKED_SCORE = -1e9;
 /**
  * The decoder of the config's family (embedding, layers, final norm) with Hugging Face's semantics,
  * as ONNX nodes: Qwen3's q/k norm, Qwen2's q/k/v biases, Llama's scaled RoPE, as the config says.
- * Masking is general: key j is visible to query i when attention_mask[b, j] = 1 and
- * j <= past + i, so left padding (generation) and right padding (scoring) both work.
+ * Masking is general: key j (a cache slot for j < capacity, else a token of this run) is visible
+ * to query i when attention_mask[b, j] = 1 and j <= capacity + i, so left padding (generation),
+ * right padding (scoring) and unwritten cache slots all work.
  */
 export function buildDecoder(
   graph: GraphBuilder,
@@ -132,9 +141,16 @@ export function buildDecoder(
       details: { rowBlocks: settings.rowBlocks },
     });
   }
+  if (settings.kvCache && attention.kind !== 'full') {
+    throw new AgentFlowError({
+      code: 'INVALID_ARGUMENT',
+      message: `buildDecoder: a graph with a KV cache computes full attention (a decode step is one row; generate feeds a long prompt in chunks, prefillChunkTokens), got ${attention.kind}; leave attention unset with kvCache.`,
+      details: { attention },
+    });
+  }
   // The RoPE tables with rows first, [batch, sequence, 1, headDim], as the row-blocked layer reads q and k.
   const ropeRows = settings.rowBlocks ? { cos: graph.unsqueeze(graph.cos(doubled), [2]), sin: graph.unsqueeze(graph.sin(doubled), [2]) } : undefined;
-  // Full attention's additive mask [batch, 1, 1, sequence, total]: 0 where visible, MASKED_SCORE elsewhere.
+  // Full attention's additive mask [batch, 1, 1, sequence, total], total = capacity + sequence: 0 where visible, MASKED_SCORE elsewhere.
   let maskBias: SymbolicTensor | undefined;
   if (attention.kind === 'full') {
     const total = graph.reshape(graph.shape(attentionMask, 1, 2), []); // scalar
@@ -161,7 +177,7 @@ export function buildDecoder(
   };
 
   let hidden = weights.gatherRows('model.embed_tokens.weight', inputIds); // [batch, sequence, hidden]
-  const presents: DecoderTensors['presents'] = [];
+  const newKeyValues: DecoderTensors['newKeyValues'] = [];
   const boundaries = [hidden];
   for (let layer = 0; layer < config.numHiddenLayers; layer++) {
     const prefix = `model.layers.${layer}`;
@@ -186,25 +202,23 @@ export function buildDecoder(
       key = rope(heads(normed(linear(x, layer, 'k_proj'), numKeyValueHeads, kNorm), numKeyValueHeads)); // [batch, kvHeads, sequence, headDim]
       value = heads(linear(x, layer, 'v_proj'), numKeyValueHeads);
     }
+    let cache: LayerCache | undefined;
     if (settings.kvCache) {
-      const pastKey = graph.input(pastKeyName(layer), 'float32', ['batch', numKeyValueHeads, 'past', headDim]);
-      const pastValue = graph.input(pastValueName(layer), 'float32', ['batch', numKeyValueHeads, 'past', headDim]);
-      key = graph.concat([pastKey, key], 2); // [batch, kvHeads, total, headDim]
-      value = graph.concat([pastValue, value], 2);
+      newKeyValues.push({ key, value });
+      cache = {
+        key: graph.input(cacheKeyName(layer), 'float32', ['batch', numKeyValueHeads, 'capacity', headDim]),
+        value: graph.input(cacheValueName(layer), 'float32', ['batch', numKeyValueHeads, 'capacity', headDim]),
+      };
     }
-    presents.push({ key, value });
     // Grouped-query attention without copying keys: [batch, kvHeads, groups, sequence, headDim].
     const groupedQuery = graph.reshape(query, [0, numKeyValueHeads, groups, -1, headDim]);
     let attended: SymbolicTensor; // [batch, kvHeads, groups, sequence, headDim]
     switch (attention.kind) {
-      case 'full': {
-        const scores = graph.matmul(groupedQuery, graph.transpose(graph.unsqueeze(key, [2]), [0, 1, 2, 4, 3])); // [batch, kvHeads, groups, sequence, total]
-        const probabilities = graph.softmax(graph.add(graph.mul(scores, headDim ** -0.5), maskBias!), -1);
-        attended = graph.matmul(probabilities, graph.unsqueeze(value, [2]));
+      case 'full':
+        attended = fullAttention(graph, groupedQuery, key, value, maskBias!, headDim ** -0.5, cache);
         break;
-      }
       case 'blocked':
-        // The same mask (key j visible to row i when attention_mask[b, j] = 1 and j <= past + i), built per block.
+        // The same mask (key j visible to row i when attention_mask[b, j] = 1 and j <= i: no cache here), built per block.
         attended = graph.blockedAttention(groupedQuery, key, value, {
           blockSize: attention.blockSize,
           scale: headDim ** -0.5,
@@ -232,7 +246,7 @@ export function buildDecoder(
     boundaries.push(hidden);
   }
   hidden = rmsNorm(graph, hidden, weights.plain('model.norm.weight'), rmsNormEps);
-  return { inputIds, attentionMask, positionIds, hidden, presents, boundaries, weights };
+  return { inputIds, attentionMask, positionIds, hidden, newKeyValues, boundaries, weights };
 }
 
 /**

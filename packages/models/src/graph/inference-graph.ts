@@ -1,7 +1,7 @@
 import { createGraphBuilder, type GraphBuilder } from '@agentflow/tensor';
 import type { DecoderConfig } from '../config/decoder-config';
 import type { ModelWeights } from '../weights/weight-names';
-import { buildDecoder, type LoraTensors, lmHead, logprobsAt, presentKeyName, presentValueName } from './decoder-graph';
+import { buildDecoder, type LoraTensors, lmHead, logprobsAt, newKeyName, newValueName } from './decoder-graph';
 import { declareLoraInputs, type LoraLayout } from './lora-inputs';
 
 /** Graph names of the inference graph's extra input and outputs. */
@@ -12,14 +12,16 @@ export const ENTROPY = 'entropy';
 export const LAST_LOGITS = 'last_logits';
 
 /**
- * The one inference graph: a KV-cached decoder whose past length may be 0 (prefill, scoring) or
- * more (decode). The LM head runs at the scored positions and the last position only, so no
+ * The one inference graph: a decoder with a fixed-capacity KV cache read in place (`cache_key.{l}` /
+ * `cache_value.{l}` [batch, kvHeads, capacity, headDim]; capacity 0 for scoring and a first
+ * prefill). The LM head runs at the scored positions and the last position only, so no
  * tensor is [batch, sequence, vocab]. Inputs beyond the decoder's: `target_ids` [batch, sequence]
  * (the next token at each position) and `scored_positions` int64 [batch, scored]. Outputs:
  * - `logprobs` [batch, scored]: log p(target_ids[b, p] | tokens up to p) at each scored position p;
  * - `entropy` [batch, scored]: entropy of the next-token distribution there;
  * - `last_logits` [batch, vocab]: logits at the last position (sampling);
- * - `present_key.{l}` / `present_value.{l}` [batch, kvHeads, total, headDim].
+ * - `new_key.{l}` / `new_value.{l}` [batch, kvHeads, sequence, headDim]: this run's keys and values,
+ *   for the caller to write into its cache (the cache itself is never an output, so no step copies it).
  */
 export function buildInferenceGraph(config: DecoderConfig, weights: ModelWeights, lora?: LoraLayout): GraphBuilder {
   const graph = createGraphBuilder({ name: 'qwen3-inference' });
@@ -33,9 +35,9 @@ export function buildInferenceGraph(config: DecoderConfig, weights: ModelWeights
   graph.output(graph.neg(graph.reduceSum(graph.mul(graph.exp(logSoftmax), logSoftmax), [-1])), ENTROPY);
   const lastHidden = graph.squeeze(graph.slice(decoder.hidden, { starts: [-1], ends: [Number.MAX_SAFE_INTEGER], axes: [1] }), [1]); // [batch, hidden]
   graph.output(head(lastHidden), LAST_LOGITS);
-  decoder.presents.forEach(({ key, value }, layer) => {
-    graph.output(key, presentKeyName(layer));
-    graph.output(value, presentValueName(layer));
+  decoder.newKeyValues.forEach(({ key, value }, layer) => {
+    graph.output(key, newKeyName(layer));
+    graph.output(value, newValueName(layer));
   });
   return graph;
 }
