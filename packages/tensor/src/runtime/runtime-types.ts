@@ -20,6 +20,15 @@ export interface RuntimeSettings {
   intraOpThreads?: number;
   /** Threads across independent operators (only used with parallel execution). */
   interOpThreads?: number;
+  /**
+   * Whether ONNX Runtime's intra-op threads spin while they wait for work (its
+   * `session.intra_op.allow_spinning`); default true, as ONNX Runtime. Spinning saves a wake-up
+   * per operator when the cores are the process's own; when other processes share them, a spinning
+   * thread holds a core the thread it waits for needs. Measured on a 2-core machine shared with a
+   * trainer (docs/perf.md, generation): a 25M-shape decode step took 57-62 ms with 2 spinning
+   * threads and 30-34 ms with spinning off. The same trade as OpenMP's OMP_WAIT_POLICY=PASSIVE.
+   */
+  intraOpSpinning?: boolean;
   /** Default 'all' (ONNX Runtime's default). */
   graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
   /**

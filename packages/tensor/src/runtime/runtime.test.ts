@@ -35,6 +35,18 @@ describe('runtime', () => {
     await session.release();
   });
 
+  it('runs with intra-op spinning off, the same values as with it on', async () => {
+    const feeds = { x: createHostTensor('float32', [2, 2], [1, -2, 0.5, 3]) };
+    const values = [];
+    for (const intraOpSpinning of [true, false]) {
+      const session = await createRuntime({ device: 'cpu', intraOpThreads: 2, intraOpSpinning }).createSession(affineModel().toBytes());
+      values.push(Array.from((await session.run(feeds, ['y'])).y!.data as Float32Array));
+      await session.release();
+    }
+    expect(values[1]).toEqual([-5, -6, 9.5, 13]); // [1, -2] and [0.5, 3] times [[1, 2], [3, 4]]
+    expect(values[0]).toEqual(values[1]);
+  });
+
   it('names missing feeds and unknown fetches', async () => {
     const session = await createRuntime({ device: 'cpu' }).createSession(affineModel().toBytes(), { name: 'affine' });
     await expect(session.run({}, ['y'])).rejects.toThrow(/missing feeds \["x"\]/);

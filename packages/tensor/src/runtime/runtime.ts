@@ -60,6 +60,16 @@ function halfWeightOptions(weights: ReadonlyMap<string, HostTensor>): Partial<Or
   return half ? { graphOptimizationLevel: 'extended', extra: { optimization: { disable_specified_optimizers: 'ConstantFolding' } } } : {};
 }
 
+/** Two `extra` trees of session config entries merged key by key (the second's leaves win). */
+function mergeExtra(first: unknown, second: unknown): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...(first as Record<string, unknown> | undefined) };
+  for (const [key, value] of Object.entries((second as Record<string, unknown> | undefined) ?? {})) {
+    const existing = merged[key];
+    merged[key] = typeof existing === 'object' && existing !== null && typeof value === 'object' && value !== null ? mergeExtra(existing, value) : value;
+  }
+  return merged;
+}
+
 function createTensorSession(name: string, device: ResolvedDevice, session: OrtSession, bound: BoundFeeds = new Map()): TensorSession {
   const inputNames = session.inputNames.filter((input) => !bound.has(input));
   const outputNames = [...session.outputNames];
@@ -118,6 +128,7 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
     enableCpuMemArena: settings.cpuMemoryArena ?? true,
     enableMemPattern: settings.memoryPattern ?? false,
     ...(settings.interOpThreads === undefined ? {} : { interOpNumThreads: settings.interOpThreads }),
+    ...(settings.intraOpSpinning === undefined ? {} : { extra: { session: { intra_op: { allow_spinning: settings.intraOpSpinning ? '1' : '0' } } } }),
   });
 
   const open = async (
@@ -136,7 +147,10 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
       });
     }
     try {
-      const sessionOptions = { ...options(target), ...extraOptions, ...(externalData ? { externalData } : {}) };
+      const base = options(target);
+      // `extra` holds ONNX Runtime's config entries by dotted path; the runtime's and the session's own both apply.
+      const extra = base.extra || extraOptions.extra ? { extra: mergeExtra(base.extra, extraOptions.extra) } : {};
+      const sessionOptions = { ...base, ...extraOptions, ...extra, ...(externalData ? { externalData } : {}) };
       return typeof model === 'string'
         ? await ort.InferenceSession.create(model, sessionOptions)
         : await ort.InferenceSession.create(model, sessionOptions);
