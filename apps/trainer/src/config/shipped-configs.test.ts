@@ -71,7 +71,7 @@ describe('the train block is @agentflow/dapo\'s schema', () => {
   it('replaces a credit or dynamic sampling of another kind whole, and merges one of the same kind', () => {
     expect(parse({ credit: { kind: 'outcome' } }).credit).toEqual({ kind: 'outcome' });
     expect(parse({ dynamicSampling: { kind: 'drop' } }).dynamicSampling).toEqual({ kind: 'drop', stdThreshold: 1e-3 });
-    expect(parse({ dynamicSampling: { maxRounds: 3 } }).dynamicSampling).toEqual({ kind: 'refill', maxRounds: 3, stdThreshold: 1e-3, signal: 'outcome' });
+    expect(parse({ dynamicSampling: { maxRounds: 3 } }).dynamicSampling).toEqual({ kind: 'refill', maxRounds: 3, stdThreshold: 1e-3 });
   });
 
   it('refuses unknown keys and bad values with their key path', () => {
