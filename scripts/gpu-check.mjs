@@ -1,9 +1,12 @@
 // `pnpm gpu:check`: on a machine with an NVIDIA GPU and the CUDA provider (`pnpm gpu:setup`),
 // (a) checks CUDA outputs against the CPU (tensor bench graphs; a small Qwen3's log-probs, loss
-// and LoRA gradients), (b) measures a LoRA DAPO-style training step (clipped surrogate,
-// forward + backward through @agentflow/models' policy training graph) at the Qwen3-0.6B and
-// Qwen3-8B shapes with random weights: step time, tokens/s, MFU, peak GPU memory. Each
-// measurement runs in its own worker process (scripts/gpu/check-worker.mjs) within a time budget.
+// and LoRA gradients; the same model's bf16 weights against float32), (b) measures a LoRA
+// DAPO-style training step (clipped surrogate, forward + backward through @agentflow/models'
+// policy training graph, attention in blocks of rows) at the Qwen3-0.6B shape with float32 and
+// bf16 weights and at the Qwen3-8B shape with bf16 weights, random weights: step time, tokens/s,
+// MFU, peak GPU memory, (c) measures rollout generation (16 rows, 256-token prompts, 128 new
+// tokens, KV cache) at the Qwen3-0.6B shape, float32 and bf16: tokens/s. Each measurement runs
+// in its own worker process (scripts/gpu/check-worker.mjs) within a time budget.
 // Usage: pnpm gpu:check [--out FILE.json] [--shapes qwen3-0.6b-shape,qwen3-8b-shape] [--budget-s 450]
 //        [--device cpu  (a dry run of the measurements on the CPU, tiny plans, no preflight)]
 // Exit codes: 0 all checks passed; 1 a check failed or a measurement did not finish;
@@ -25,11 +28,27 @@ const PEAK = { bf16: 989, tf32: 494 };
  * memory plan, 16 GB recomputed). The CPU dry run uses small ones.
  */
 const PLANS = {
-  cuda: {
-    'qwen3-0.6b-shape': { batch: 8, prompt: 512, completion: 512, recompute: false },
-    'qwen3-8b-shape': { batch: 4, prompt: 512, completion: 512, recompute: true },
-  },
-  cpu: { default: { batch: 2, prompt: 24, completion: 8, recompute: false } },
+  cuda: [
+    { shape: 'qwen3-0.6b-shape', dtype: 'float32', batch: 8, prompt: 512, completion: 512, recompute: false },
+    { shape: 'qwen3-0.6b-shape', dtype: 'bfloat16', batch: 8, prompt: 512, completion: 512, recompute: false },
+    { shape: 'qwen3-8b-shape', dtype: 'bfloat16', batch: 4, prompt: 512, completion: 512, recompute: true },
+  ],
+  // The CPU's Node.js binding cannot feed bfloat16: its dry run holds float16 weights instead.
+  cpu: [
+    { shape: undefined, dtype: 'float32', batch: 2, prompt: 24, completion: 8, recompute: false },
+    { shape: undefined, dtype: 'float16', batch: 2, prompt: 24, completion: 8, recompute: false },
+  ],
+};
+/** Rollout generation: issue #32's benchmark sizes on CUDA, small ones in the CPU dry run. */
+const GENERATION_PLANS = {
+  cuda: [
+    { shape: 'qwen3-0.6b-shape', dtype: 'float32', rows: 16, prompt: 256, new: 128 },
+    { shape: 'qwen3-0.6b-shape', dtype: 'bfloat16', rows: 16, prompt: 256, new: 128 },
+  ],
+  cpu: [
+    { shape: undefined, dtype: 'float32', rows: 2, prompt: 8, new: 4 },
+    { shape: undefined, dtype: 'float16', rows: 2, prompt: 8, new: 4 },
+  ],
 };
 
 const args = { out: undefined, shapes: 'qwen3-0.6b-shape,qwen3-8b-shape', 'budget-s': '450', device: 'cuda', steps: '3' };
@@ -121,7 +140,11 @@ function plannedStepMiB(shape, plan) {
   const config = models.getModelPreset(shape);
   const tokens = plan.batch * (plan.prompt + plan.completion);
   const session = { kind: 'training', name: 'step', rows: plan.batch, tokens, completionTokens: plan.batch * plan.completion, recompute: plan.recompute };
-  const planned = models.planMemory({ device: args.device, availableBytes: 2 ** 50, models: [{ name: shape, config, loraRank: 8, trained: true, sessions: [session] }] });
+  const planned = models.planMemory({
+    device: args.device,
+    availableBytes: 2 ** 50,
+    models: [{ name: shape, config, loraRank: 8, trained: true, weightDtype: plan.dtype, sessions: [session] }],
+  });
   return planned.totalBytes / 2 ** 20;
 }
 const fmt = (value, digits = 1) => (value === undefined || Number.isNaN(value) ? '-' : value.toFixed(digits));
@@ -137,30 +160,59 @@ if (correctness.peakMatmul) {
   console.log(`\nfloat32 MatMul ${n}x${n}x${n} through a session (host copies included): ${fmt(tflops, 2)} TFLOP/s`);
 }
 
+/** The plans of `table` for the shapes asked (`--shapes`); the CPU dry run's plans take each shape asked. */
+function plansFor(table) {
+  const shapes = args.shapes.split(',').filter(Boolean);
+  return args.device === 'cuda'
+    ? table.cuda.filter((plan) => shapes.includes(plan.shape))
+    : shapes.flatMap((shape) => table.cpu.map((plan) => ({ ...plan, shape })));
+}
+
 report.steps = [];
-for (const shape of args.shapes.split(',').filter(Boolean)) {
-  const plan = PLANS[args.device][shape] ?? PLANS[args.device].default ?? PLANS.cuda['qwen3-0.6b-shape'];
-  const extra = ['--shape', shape, '--batch', String(plan.batch), '--prompt', String(plan.prompt), '--completion', String(plan.completion), '--steps', args.steps, '--recompute', plan.recompute ? 'on' : 'off'];
-  report.steps.push({ ...(await runWorker('step', extra)), plan, plannedMiB: plannedStepMiB(shape, plan) });
+for (const plan of plansFor(PLANS)) {
+  const extra = [
+    ...['--shape', plan.shape, '--dtype', plan.dtype, '--batch', String(plan.batch), '--prompt', String(plan.prompt)],
+    ...['--completion', String(plan.completion), '--steps', args.steps, '--recompute', plan.recompute ? 'on' : 'off'],
+  ];
+  report.steps.push({ ...(await runWorker('step', extra)), plan, plannedMiB: plannedStepMiB(plan.shape, plan) });
 }
 console.log(
-  '\nLoRA r=8 DAPO-style step (clipped surrogate, forward + backward to the LoRA inputs), median of the timed steps.',
+  '\nLoRA r=8 DAPO-style step (clipped surrogate, forward + backward to the LoRA inputs, attention in blocks of 256 rows), median of the timed steps.',
   `\nMFU = 4 x N x tokens / step time / peak, N = MatMul parameters (linear layers + LM head; LoRA and attention-score FLOPs not counted): forward 2N, backward to the activations 2N, no base weight gradients. Peaks: bf16 ${PEAK.bf16}, tf32 ${PEAK.tf32} TFLOP/s (H200 dense).\n`,
 );
-console.log('| shape | params | tokens (B x (P+C)) | session + first step s | step s | tokens/s | TFLOP/s | MFU bf16 | MFU tf32 | peak GPU MiB | peak RSS MiB | plan MiB | result |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('| shape | weights | params | tokens (B x (P+C)) | session + first step s | step s | tokens/s | TFLOP/s | MFU bf16 | MFU tf32 | peak GPU MiB | peak RSS MiB | plan MiB | result |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const step of report.steps) {
   const tflops = step.stepS ? step.flopsPerStep / step.stepS / 1e12 : undefined;
   Object.assign(step, { tflops, mfuBf16: tflops && tflops / PEAK.bf16, mfuTf32: tflops && tflops / PEAK.tf32 });
   const gpu = step.gpuMemoryPeakMiB === undefined ? '-' : `${step.gpuMemoryPeakMiB} (idle ${step.gpuMemoryBaselineMiB})`;
   const cuda = args.device === 'cuda';
   console.log(
-    `| ${step.shape} | ${step.parameters >= 1e9 ? `${fmt(step.parameters / 1e9, 2)}B` : `${fmt(step.parameters / 1e6, 1)}M`} | ${step.plan.batch} x (${step.plan.prompt}+${step.plan.completion})${step.plan.recompute ? ', recomputed' : ''} | ${fmt(step.firstStepS)} | ${fmt(step.stepS, 3)} | ${fmt(step.tokensPerS, 0)} | ${fmt(tflops, 1)} | ${cuda ? `${fmt(step.mfuBf16 * 100)}%` : '-'} | ${cuda ? `${fmt(step.mfuTf32 * 100)}%` : '-'} | ${gpu} | ${fmt(step.peakRssMiB, 0)} | ${fmt(step.plannedMiB, 0)} | ${step.error ?? `ok on ${step.resolvedDevice}`} |`,
+    `| ${step.plan.shape} | ${step.plan.dtype} | ${step.parameters >= 1e9 ? `${fmt(step.parameters / 1e9, 2)}B` : `${fmt(step.parameters / 1e6, 1)}M`} | ${step.plan.batch} x (${step.plan.prompt}+${step.plan.completion})${step.plan.recompute ? ', recomputed' : ''} | ${fmt(step.firstStepS)} | ${fmt(step.stepS, 3)} | ${fmt(step.tokensPerS, 0)} | ${fmt(tflops, 1)} | ${cuda ? `${fmt(step.mfuBf16 * 100)}%` : '-'} | ${cuda ? `${fmt(step.mfuTf32 * 100)}%` : '-'} | ${gpu} | ${fmt(step.peakRssMiB, 0)} | ${fmt(step.plannedMiB, 0)} | ${step.error ?? `ok on ${step.resolvedDevice}`} |`,
+  );
+}
+
+report.generation = [];
+for (const plan of plansFor(GENERATION_PLANS)) {
+  const extra = ['--shape', plan.shape, '--dtype', plan.dtype, '--rows', String(plan.rows), '--prompt', String(plan.prompt), '--new', String(plan.new), '--repeats', '2'];
+  report.generation.push({ ...(await runWorker('generation', extra)), plan });
+}
+console.log('\nRollout generation (KV cache, temperature 1, every row to its last new token), median of 2 generations after a warm-up one.\n');
+console.log('| shape | weights | rows x (prompt + new) | session + first generation s | generation s | tokens/s | peak GPU MiB | peak RSS MiB | result |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const run of report.generation) {
+  const gpu = run.gpuMemoryPeakMiB === undefined ? '-' : `${run.gpuMemoryPeakMiB} (idle ${run.gpuMemoryBaselineMiB})`;
+  console.log(
+    `| ${run.plan.shape} | ${run.plan.dtype} | ${run.plan.rows} x (${run.plan.prompt}+${run.plan.new}) | ${fmt(run.firstGenerationS)} | ${fmt(run.generationS, 2)} | ${fmt(run.tokensPerS, 0)} | ${gpu} | ${fmt(run.peakRssMiB, 0)} | ${run.error ?? `ok on ${run.resolvedDevice}`} |`,
   );
 }
 rmSync(scratch, { recursive: true, force: true });
 report.ran = true;
 report.wallS = (performance.now() - started) / 1000;
 console.log(`\ngpu:check took ${fmt(report.wallS)} s${args.out ? `; JSON in ${args.out}` : ''}.`);
-const failed = rows.some((row) => !row.ok) || correctness.error !== undefined || report.steps.some((step) => step.error !== undefined);
+const failed =
+  rows.some((row) => !row.ok) ||
+  correctness.error !== undefined ||
+  report.steps.some((step) => step.error !== undefined) ||
+  report.generation.some((run) => run.error !== undefined);
 finish(failed ? EXIT.failed : EXIT.ok);

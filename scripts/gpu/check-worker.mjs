@@ -3,13 +3,15 @@
 // every stage. Uses only the public APIs of @agentflow/tensor, @agentflow/models and
 // @agentflow/dapo/graph (their built dist/).
 //   node scripts/gpu/check-worker.mjs --task correctness --result FILE [--device cuda]
-//   node scripts/gpu/check-worker.mjs --task step --shape qwen3-0.6b-shape --batch 8 --prompt 512 --completion 512 [--recompute on] --result FILE
+//   node scripts/gpu/check-worker.mjs --task step --shape qwen3-0.6b-shape --batch 8 --prompt 512 --completion 512 [--recompute on] [--dtype bfloat16] --result FILE
+//   node scripts/gpu/check-worker.mjs --task generation --shape qwen3-0.6b-shape --rows 16 --prompt 256 --new 128 [--dtype bfloat16] --result FILE
 import { writeFileSync } from 'node:fs';
 import { clippedSurrogateObjective } from '../../packages/dapo/dist/graph.js';
 import {
   createCausalLm,
   createLoraAdapter,
   createPolicyTrainer,
+  generate,
   expectedWeightShapes,
   getModelPreset,
   loraLayoutOf,
@@ -53,25 +55,33 @@ function dapoBatch(config, batch, prompt, completion, seed = 7) {
 
 const objectives = [clippedSurrogateObjective];
 
-/** Log-probs and LoRA gradients of a small Qwen3 with the real vocabulary, CPU against CUDA. */
-async function compareModelOnCuda() {
+/** A small Qwen3 with the real vocabulary (hidden 256, 2 layers), a LoRA adapter and a DAPO micro-batch. */
+function smallQwen3() {
   const config = { ...getModelPreset('qwen3-0.6b-shape'), hiddenSize: 256, intermediateSize: 512, numHiddenLayers: 2, numAttentionHeads: 4, numKeyValueHeads: 2, headDim: 64 };
-  const model = fastRandomModel(config, expectedWeightShapes(config), 3);
   const adapter = createLoraAdapter(config, { rank: 8, alpha: 16 }, 2);
   // A non-zero B so that the gradients of A are not all zero.
   for (const matrices of adapter.matrices.values()) matrices.b.fill(0.01);
-  const batch = dapoBatch(config, 2, 48, 16);
+  return { config, adapter, batch: dapoBatch(config, 2, 48, 16) };
+}
+
+/** The micro-batch's completion log-probs, then one clipped-surrogate step's loss and LoRA gradients, on `target`. */
+async function scoreAndStep({ config, adapter, batch }, model, target) {
+  const runtime = createRuntime({ device: target });
+  const lm = await createCausalLm({ model, runtime, lora: { rank: 8, alpha: 16 } });
+  const logprobs = (await lm.logprobs(batch, { adapter })).logprobs.flat();
+  await lm.release();
+  const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives });
+  const step = await trainer.run(batch, adapter);
+  await trainer.release();
+  return { logprobs: Float32Array.from(logprobs), loss: step.stats.loss, gradients: [...step.gradients.values()] };
+}
+
+/** Log-probs and LoRA gradients of a small Qwen3 with the real vocabulary, CPU against CUDA. */
+async function compareModelOnCuda() {
+  const small = smallQwen3();
+  const model = fastRandomModel(small.config, expectedWeightShapes(small.config), 3);
   const outputs = {};
-  for (const target of ['cpu', device]) {
-    const runtime = createRuntime({ device: target });
-    const lm = await createCausalLm({ model, runtime, lora: { rank: 8, alpha: 16 } });
-    const logprobs = (await lm.logprobs(batch, { adapter })).logprobs.flat();
-    await lm.release();
-    const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives });
-    const step = await trainer.run(batch, adapter);
-    await trainer.release();
-    outputs[target] = { logprobs: Float32Array.from(logprobs), loss: step.stats.loss, gradients: [...step.gradients.values()] };
-  }
+  for (const target of ['cpu', device]) outputs[target] = await scoreAndStep(small, model, target);
   const rows = [{ check: 'qwen3 (hidden 256, vocab 151936) log-probs', ...relativeError(outputs.cpu.logprobs, outputs[device].logprobs) }];
   const gradients = outputs.cpu.gradients.map((gradient, index) => relativeError(gradient, outputs[device].gradients[index]));
   rows.push({
@@ -82,6 +92,36 @@ async function compareModelOnCuda() {
   rows.push({ check: 'qwen3 loss', ...relativeError([outputs.cpu.loss], [outputs[device].loss]) });
   // Half precision on CUDA is allowed: bf16 has an 8-bit mantissa.
   return rows.map((row) => ({ ...row, output: '', ok: row.relative <= 5e-2 }));
+}
+
+/**
+ * The same small Qwen3 with its matrices held in half precision (bfloat16 on CUDA, float16 on the
+ * CPU, whose Node.js binding cannot feed bfloat16), against float32 on the same device: log-probs
+ * within 2e-2 and LoRA gradients within 2e-2 of their norm, issue #32's bounds. The weights are the
+ * float32 ones rounded, so the difference is the rounding of the weights alone.
+ */
+async function compareHalfWeights() {
+  const half = device === 'cuda' ? 'bfloat16' : 'float16';
+  const small = smallQwen3();
+  const outputs = {};
+  for (const dtype of ['float32', half]) outputs[dtype] = await scoreAndStep(small, fastRandomModel(small.config, expectedWeightShapes(small.config), 3, dtype), device);
+  const logprobs = relativeError(outputs.float32.logprobs, outputs[half].logprobs);
+  const gradients = outputs.float32.gradients.map((gradient, index) => gradientError(gradient, outputs[half].gradients[index]));
+  return [
+    { check: `${half} weights: log-probs against float32`, output: 'max abs', ...logprobs, ok: logprobs.worst <= 2e-2 },
+    { check: `${half} weights: LoRA gradients against float32`, output: '|d| / |g|, worst', worst: Math.max(...gradients), relative: Math.max(...gradients), ok: Math.max(...gradients) <= 2e-2 },
+  ];
+}
+
+/** ||a - b|| / ||a||: a gradient's error relative to its norm. */
+function gradientError(exact, other) {
+  let difference = 0;
+  let norm = 0;
+  for (let i = 0; i < exact.length; i++) {
+    difference += (exact[i] - other[i]) ** 2;
+    norm += exact[i] ** 2;
+  }
+  return Math.sqrt(difference / (norm || 1));
 }
 
 async function peakMatmul(n) {
@@ -103,6 +143,8 @@ async function correctness() {
   save('graphs compared', { rows });
   rows.push(...(await compareModelOnCuda()));
   save('model compared', { rows });
+  rows.push(...(await compareHalfWeights()));
+  save('half-precision weights compared', { rows });
   save('peak matmul', { peakMatmul: await peakMatmul(device === 'cuda' ? 8192 : 1024) });
 }
 
@@ -110,9 +152,9 @@ async function step() {
   const config = getModelPreset(args.shape);
   const [batch, prompt, completion] = [Number(args.batch), Number(args.prompt), Number(args.completion)];
   let t0 = performance.now();
-  const model = fastRandomModel(config, expectedWeightShapes(config), 1);
+  const model = fastRandomModel(config, expectedWeightShapes(config), 1, args.dtype ?? 'float32');
   const parameters = [...model.weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
-  save('random weights', { parameters, matmulParameters: matmulParameters(config, model.weights), weightsS: (performance.now() - t0) / 1000 });
+  save('random weights', { parameters, dtype: args.dtype ?? 'float32', matmulParameters: matmulParameters(config, model.weights), weightsS: (performance.now() - t0) / 1000 });
   log(`${(parameters / 1e9).toFixed(2)}B parameters filled in ${result.weightsS.toFixed(1)} s`);
   const adapter = createLoraAdapter(config, { rank: 8, alpha: 16 }, 2);
   const runtime = createRuntime({ device, logger: { warn: (line) => log(line) } });
@@ -136,8 +178,47 @@ async function step() {
   save('done', { tokens, stepS, tokensPerS: tokens / stepS, flopsPerStep: 4 * result.matmulParameters * tokens, peakRssMiB: process.resourceUsage().maxRSS / 1024 });
 }
 
+/**
+ * Batched sampling with the KV cache, as rollouts run (issue #32's benchmark: 16 rows, 256-token
+ * prompts, 128 new tokens, temperature 1): one warm-up generation, then the median of --repeats.
+ * Every row runs all --new steps (no EOS among the ids drawn from the top of the vocabulary).
+ */
+async function generation() {
+  const config = getModelPreset(args.shape);
+  const [rows, prompt, fresh] = [Number(args.rows), Number(args.prompt), Number(args.new)];
+  let t0 = performance.now();
+  const model = fastRandomModel(config, expectedWeightShapes(config), 1, args.dtype ?? 'float32');
+  save('random weights', { dtype: args.dtype ?? 'float32', weightsS: (performance.now() - t0) / 1000 });
+  const runtime = createRuntime({ device, logger: { warn: (line) => log(line) } });
+  const lm = await createCausalLm({ model, runtime });
+  let state = 5;
+  const promptIds = Array.from({ length: rows }, () =>
+    Array.from({ length: prompt }, () => {
+      state = (state * 16807) % 2147483647;
+      return 2 + (state % (config.vocabSize - 2));
+    }),
+  );
+  const run = (round) => generate(lm, promptIds.map((ids, row) => ({ promptIds: ids, maxTokens: fresh, temperature: 1, seed: 100 * round + row })), { eosTokenIds: [] });
+  t0 = performance.now();
+  await run(0);
+  save('session + first generation', { firstGenerationS: (performance.now() - t0) / 1000, resolvedDevice: runtime.device });
+  log(`session + first generation ${result.firstGenerationS.toFixed(1)} s on ${runtime.device}`);
+  const times = [];
+  for (let round = 1; round <= Number(args.repeats ?? 2); round++) {
+    t0 = performance.now();
+    await run(round);
+    times.push((performance.now() - t0) / 1000);
+    save('generation', { generationTimesS: times });
+  }
+  await lm.release();
+  const generationS = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)];
+  save('done', { tokens: rows * fresh, generationS, tokensPerS: (rows * fresh) / generationS, peakRssMiB: process.resourceUsage().maxRSS / 1024 });
+}
+
+const TASKS = { correctness, step, generation };
 try {
-  await (args.task === 'correctness' ? correctness() : step());
+  if (!(args.task in TASKS)) throw new Error(`--task must be one of ${Object.keys(TASKS).join(', ')}, got ${JSON.stringify(args.task)}.`);
+  await TASKS[args.task]();
 } catch (error) {
   save('failed', { error: `${error.code ? `${error.code}: ` : ''}${error.message}` });
   log(`failed: ${error.message}`);

@@ -34,6 +34,13 @@ describe('gpu:check', () => {
     // LoRA-free model FLOPs count the linear layers and the LM head, not the embedding lookup.
     const { hiddenSize: h, intermediateSize: m, headDim: d, numAttentionHeads: heads, numKeyValueHeads: kv } = config;
     expect(matmulParameters(config, model.weights)).toBe(h * d * (2 * heads + 2 * kv) + 3 * h * m + config.vocabSize * h);
+    // Half precision holds the same draws rounded, matrices only, as loadModel's dtype does.
+    const half = fastRandomModel(config, expectedWeightShapes(config), 5, 'bfloat16');
+    const halfQ = half.weights.get('model.layers.0.self_attn.q_proj.weight')!;
+    expect(halfQ).toMatchObject({ dtype: 'bfloat16' });
+    expect(Array.from(halfQ.data.subarray(0, 64))).toEqual(Array.from(tensor.float32ToBfloat16Array(q.subarray(0, 64))));
+    expect(half.weights.get('model.norm.weight')!.data).toBeInstanceOf(Float32Array);
+    expect(() => fastRandomModel(config, expectedWeightShapes(config), 5, 'int8')).toThrow(/dtype must be float32, float16 or bfloat16, got "int8"/);
   });
 
   it('preflight names each missing piece', () => {
@@ -68,9 +75,16 @@ describe('gpu:check', () => {
     });
     expect(dry.status, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/\| qwen3 LoRA gradients \(clipped surrogate\) \|.*\| ok \|/);
-    expect(dry.stdout).toMatch(/\| tiny \| [\d.]+M \| 2 x \(24\+8\) \|.*\| ok on cpu \|/);
+    expect(dry.stdout).toMatch(/\| tiny \| float32 \| [\d.]+M \| 2 x \(24\+8\) \|.*\| ok on cpu \|/);
+    expect(dry.stdout).toMatch(/\| tiny \| float16 \| [\d.]+M \| 2 x \(24\+8\) \|.*\| ok on cpu \|/);
+    expect(dry.stdout).toMatch(/\| float16 weights: log-probs against float32 \|.*\| ok \|/);
+    expect(dry.stdout).toMatch(/\| tiny \| float16 \| 2 x \(8\+4\) \|.*\| ok on cpu \|/);
     const report = JSON.parse(readFileSync(out, 'utf8'));
     expect(report).toMatchObject({ ran: true, exitCode: 0, device: 'cpu' });
     expect(report.steps[0].tokens).toBe(64);
+    expect(report.generation.map((run: { plan: { dtype: string }; tokens: number }) => [run.plan.dtype, run.tokens])).toEqual([
+      ['float32', 8],
+      ['float16', 8],
+    ]);
   }, 120_000);
 });
