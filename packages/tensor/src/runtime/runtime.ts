@@ -1,4 +1,4 @@
-import { AgentFlowError, describeValue } from '@agentflow/core';
+import { AgentFlowError, describeValue, isPlainObject } from '@agentflow/core';
 import ort from 'onnxruntime-node';
 import { type HostTensor, type TensorDtype, toFloat32 } from '../dtype/dtype';
 import { weightExternalData } from '../graph/serialize';
@@ -62,10 +62,9 @@ function halfWeightOptions(weights: ReadonlyMap<string, HostTensor>): Partial<Or
 
 /** Two `extra` trees of session config entries merged key by key (the second's leaves win). */
 function mergeExtra(first: unknown, second: unknown): Record<string, unknown> {
-  const merged: Record<string, unknown> = { ...(first as Record<string, unknown> | undefined) };
-  for (const [key, value] of Object.entries((second as Record<string, unknown> | undefined) ?? {})) {
-    const existing = merged[key];
-    merged[key] = typeof existing === 'object' && existing !== null && typeof value === 'object' && value !== null ? mergeExtra(existing, value) : value;
+  const merged: Record<string, unknown> = isPlainObject(first) ? { ...first } : {};
+  for (const [key, value] of Object.entries(isPlainObject(second) ? second : {})) {
+    merged[key] = isPlainObject(merged[key]) && isPlainObject(value) ? mergeExtra(merged[key], value) : value;
   }
   return merged;
 }
