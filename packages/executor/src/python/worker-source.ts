@@ -217,6 +217,19 @@ def new_output_pipe(channel, message, out_fd):
     return write_end
 
 
+def reap_children():
+    # Children the code forked and that have ended (or that the host killed after the last call)
+    # stay zombies of this process until it waits for them, and every zombie keeps its slot in
+    # the sandbox user's process limit: a fork bomb's leftovers would refuse every later fork.
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def worker_main(config, requests_fd, answers_fd, out_fd, null_fd):
     channel = socket.socket(fileno=answers_fd)
     if os.getuid() == 0 and config.get('uid') is not None:
@@ -251,6 +264,7 @@ def worker_main(config, requests_fd, answers_fd, out_fd, null_fd):
             request = read_frame(requests_fd)
         except (EOFError, OSError, ValueError):
             os._exit(0)
+        reap_children()
         call = request['id']
         nonce = request['nonce']
         out_fd = new_output_pipe(channel, {'id': call, 'nonce': nonce}, out_fd)
