@@ -56,6 +56,8 @@ export type {
   TensorSession,
 } from './runtime/runtime-types';
 export { createRuntime } from './runtime/runtime';
+export type { SharedWeightCopy } from './runtime/shared-weights-sessions';
+export { buildSharedWeightsModel, GRAPH_SELECTOR_INPUT, type DeclaredInput, type SharedWeightsModel } from './graph/shared-weights-model';
 /** `device: 'auto'` decided once, before any session: the CPU when CUDA is known to be missing. */
 export { resolveDevice, type DeviceResolution } from './runtime/resolve-device';
 /** The CUDA provider (`pnpm gpu:setup`) and the CUDA 13 libraries it needs: where they are, what is missing. */

@@ -1,5 +1,6 @@
 import type { HostTensor } from '../dtype/dtype';
 import type { GraphBuilder } from '../graph/graph-types';
+import type { SharedWeightCopy } from './shared-weights-sessions';
 
 /** Where sessions run. 'auto' tries CUDA and falls back to the CPU with one log line. */
 export type Device = 'auto' | 'cuda' | 'cpu';
@@ -47,6 +48,18 @@ export interface RuntimeSettings {
    * input shape, while batches here change shape on almost every call.
    */
   memoryPattern?: boolean;
+  /**
+   * How sessions from {@link TensorRuntime.openGraph} hold a graph's weights
+   * ({@link GraphBuilder.weight}). Default 'auto': 'fed' on the CPU, 'shared' on CUDA.
+   * - 'fed': read from their host arrays on every run. On the CPU in place, so every session
+   *   over the same arrays reads one copy; on CUDA each run copies every weight to the device.
+   * - 'per-session': initializers, so each session holds a copy of its own (on the device on CUDA).
+   * - 'shared': initializers held once for all graphs over the same arrays: every such graph is a
+   *   branch of one ONNX Runtime session (If nodes on a graph selector, buildSharedWeightsModel),
+   *   which is rebuilt when another graph joins. One copy and one memory arena for all of them.
+   * {@link SessionSettings.hostWeights} makes a session 'fed' whatever this says.
+   */
+  weightPlacement?: 'auto' | 'fed' | 'per-session' | 'shared';
   /** CUDA device ordinal, default 0. */
   cudaDeviceId?: number;
   /** Default: `console`. */
@@ -92,14 +105,20 @@ export interface TensorRuntime {
   createSession(model: Uint8Array | string, settings?: SessionSettings): Promise<TensorSession>;
   /**
    * Opens a session straight from a graph builder, its weights ({@link GraphBuilder.weight})
-   * bound to the session: on the CPU they are fed in place from their arrays on every run (no
-   * copy, so sessions over the same arrays share one copy, and the model bytes stay small);
-   * on CUDA they become initializers copied to the device once (unless `settings.hostWeights`,
-   * which feeds them from their arrays there too). The session's `inputNames`
+   * bound to the session as {@link RuntimeSettings.weightPlacement} says: by default fed in place
+   * from their arrays on the CPU (no copy, and the model bytes stay small) and on CUDA held on the
+   * device once for every graph over the same arrays (unless `settings.hostWeights`, which feeds
+   * them from their arrays there too). The session's `inputNames`
    * leave them out: callers feed only the other inputs. Initializers must fit protobuf's 2 GB
    * (declare large tensors as weights).
    */
   openGraph(graph: GraphBuilder, settings?: SessionSettings): Promise<TensorSession>;
+  /**
+   * The weight copies that sessions with {@link RuntimeSettings.weightPlacement} 'shared' hold
+   * now: one entry per set of weights, naming the sessions that read it. (Sessions of other
+   * placements are not listed.)
+   */
+  sharedWeightCopies(): SharedWeightCopy[];
   /** The device sessions use; undefined until the first session resolved it. */
   readonly device: ResolvedDevice | undefined;
 }

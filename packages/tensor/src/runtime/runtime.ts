@@ -4,6 +4,7 @@ import { type HostTensor, type TensorDtype, toFloat32 } from '../dtype/dtype';
 import { weightExternalData } from '../graph/serialize';
 import { cudaUnavailableReason, explainCudaLoadError } from './cuda-provider';
 import { resolveDevice } from './resolve-device';
+import { createSharedWeightsSessions, type SharedGraphCore } from './shared-weights-sessions';
 import type { ResolvedDevice, RuntimeSettings, TensorRuntime, TensorSession } from './runtime-types';
 
 type OrtSession = Awaited<ReturnType<typeof ort.InferenceSession.create>>;
@@ -69,9 +70,23 @@ function mergeExtra(first: unknown, second: unknown): Record<string, unknown> {
   return merged;
 }
 
-function createTensorSession(name: string, device: ResolvedDevice, session: OrtSession, bound: BoundFeeds = new Map()): TensorSession {
-  const inputNames = session.inputNames.filter((input) => !bound.has(input));
-  const outputNames = [...session.outputNames];
+type OrtTensors = Record<string, InstanceType<typeof ort.Tensor>>;
+
+/** What a {@link TensorSession} runs on: one ONNX Runtime session, or one graph of a shared one. */
+type SessionCore = SharedGraphCore;
+
+function plainCore(session: OrtSession, bound: BoundFeeds = new Map()): SessionCore {
+  return {
+    inputNames: session.inputNames.filter((input) => !bound.has(input)),
+    outputNames: [...session.outputNames],
+    execute: async (feeds, fetches) => (await session.run({ ...Object.fromEntries(bound), ...feeds }, [...fetches])) as OrtTensors,
+    release: () => session.release(),
+  };
+}
+
+function createTensorSession(name: string, device: ResolvedDevice, core: SessionCore): TensorSession {
+  const inputNames = [...core.inputNames];
+  const outputNames = [...core.outputNames];
   return {
     name,
     device,
@@ -88,11 +103,11 @@ function createTensorSession(name: string, device: ResolvedDevice, session: OrtS
           details: { missing, unknownFeeds, unknownFetches },
         });
       }
-      const ortFeeds: Record<string, InstanceType<typeof ort.Tensor>> = Object.fromEntries(bound);
+      const ortFeeds: OrtTensors = {};
       for (const input of inputNames) ortFeeds[input] = toOrtTensor(input, feeds[input]!);
-      let results: Record<string, InstanceType<typeof ort.Tensor>>;
+      let results: OrtTensors;
       try {
-        results = (await session.run(ortFeeds, [...fetches])) as typeof results;
+        results = await core.execute(ortFeeds, fetches);
       } catch (cause) {
         throw new AgentFlowError({
           code: 'RUNTIME_ERROR',
@@ -105,7 +120,7 @@ function createTensorSession(name: string, device: ResolvedDevice, session: OrtS
       for (const fetch of fetches) output[fetch] = fromOrtTensor(results[fetch]!);
       return output;
     },
-    release: () => session.release(),
+    release: () => core.release(),
   };
 }
 
@@ -199,26 +214,40 @@ export function createRuntime(settings: RuntimeSettings = {}): TensorRuntime {
     }
   };
 
+  const shared = new Map<ResolvedDevice, ReturnType<typeof createSharedWeightsSessions>>();
+  const sharedSessions = (target: ResolvedDevice) => {
+    let sessions = shared.get(target);
+    if (!sessions) {
+      sessions = createSharedWeightsSessions((model, weights, name) => open(model.bytes, target, name, model.externalData, halfWeightOptions(weights)));
+      shared.set(target, sessions);
+    }
+    return sessions;
+  };
+
   return {
     get device() {
       return resolved;
     },
+    sharedWeightCopies: () => [...shared.values()].flatMap((sessions) => sessions.copies()),
     async createSession(model, sessionSettings = {}) {
       const name = sessionSettings.name ?? (typeof model === 'string' ? model : 'model');
-      return openResolved(name, async (target) => createTensorSession(name, target, await open(model, target, name)));
+      return openResolved(name, async (target) => createTensorSession(name, target, plainCore(await open(model, target, name))));
     },
     async openGraph(graph, sessionSettings = {}) {
       const name = sessionSettings.name ?? 'graph';
       const weights = graph.weights();
       return openResolved(name, async (target) => {
-        // Untested here (no GPU in CI): with hostWeights, CUDA takes the CPU path below, the
-        // weights fed from their arrays on every run (ONNX Runtime copies each feed to the device).
-        if (target === 'cuda' && sessionSettings.hostWeights !== true) {
-          // A device copy per session: CPU feeds would cross PCIe on every run.
-          const session = await open(graph.toBytes({ weights: 'external' }), target, name, weightExternalData(weights), halfWeightOptions(weights));
-          return createTensorSession(name, target, session);
+        const placement = sessionSettings.hostWeights === true || weights.size === 0 ? 'fed' : (settings.weightPlacement ?? 'auto');
+        // On CUDA, device copies: CPU feeds would cross PCIe on every run (the GPU paths are not
+        // run in CI, which has no GPU; the CPU runs each of them when asked, and the tests do).
+        if (placement === 'shared' || (placement === 'auto' && target === 'cuda')) {
+          return createTensorSession(name, target, await sharedSessions(target).join(graph, name));
         }
-        return createTensorSession(name, target, await open(graph.toBytes({ weights: 'inputs' }), target, name), wrapBound(weights));
+        if (placement === 'per-session') {
+          const session = await open(graph.toBytes({ weights: 'external' }), target, name, weightExternalData(weights), halfWeightOptions(weights));
+          return createTensorSession(name, target, plainCore(session));
+        }
+        return createTensorSession(name, target, plainCore(await open(graph.toBytes({ weights: 'inputs' }), target, name), wrapBound(weights)));
       });
     },
   };
