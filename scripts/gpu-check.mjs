@@ -135,15 +135,18 @@ async function runWorker(task, extra = []) {
 }
 
 const models = await import(join(root, 'packages/models/dist/index.js'));
-/** What @agentflow/models' memory plan predicts for the step's one training session on this device, to set beside the measured peak. */
+/** What @agentflow/models' memory plan predicts for the step's process on this device (the log-probs and the training step), to set beside the measured peak. */
 function plannedStepMiB(shape, plan) {
   const config = models.getModelPreset(shape);
   const tokens = plan.batch * (plan.prompt + plan.completion);
-  const session = { kind: 'training', name: 'step', rows: plan.batch, tokens, completionTokens: plan.batch * plan.completion, recompute: plan.recompute };
+  const sessions = [
+    { kind: 'inference', name: 'log-probs', rows: plan.batch, sequence: plan.prompt + plan.completion, scored: plan.completion },
+    { kind: 'training', name: 'step', rows: plan.batch, tokens, completionTokens: plan.batch * plan.completion, recompute: plan.recompute },
+  ];
   const planned = models.planMemory({
     device: args.device,
     availableBytes: 2 ** 50,
-    models: [{ name: shape, config, loraRank: 8, trained: true, weightDtype: plan.dtype, sessions: [session] }],
+    models: [{ name: shape, config, loraRank: 8, trained: true, weightDtype: plan.dtype, sessions }],
   });
   return planned.totalBytes / 2 ** 20;
 }
@@ -180,15 +183,18 @@ console.log(
   '\nLoRA r=8 DAPO-style step (clipped surrogate, forward + backward to the LoRA inputs, attention in blocks of 256 rows), median of the timed steps.',
   `\nMFU = 4 x N x tokens / step time / peak, N = MatMul parameters (linear layers + LM head; LoRA and attention-score FLOPs not counted): forward 2N, backward to the activations 2N, no base weight gradients. Peaks: bf16 ${PEAK.bf16}, tf32 ${PEAK.tf32} TFLOP/s (H200 dense).\n`,
 );
-console.log('| shape | weights | params | tokens (B x (P+C)) | session + first step s | step s | tokens/s | TFLOP/s | MFU bf16 | MFU tf32 | peak GPU MiB | peak RSS MiB | plan MiB | result |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log(
+  "Each step's process first opens the policy's inference session and scores the micro-batch; the trainer's graph then joins its weights (one session, one device copy: weightCopies). Log-prob drift: the same scoring after the join.\n",
+);
+console.log('| shape | weights | params | tokens (B x (P+C)) | session + first step s | step s | tokens/s | TFLOP/s | MFU bf16 | MFU tf32 | peak GPU MiB | peak RSS MiB | plan MiB | weight copies | log-prob drift | result |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const step of report.steps) {
   const tflops = step.stepS ? step.flopsPerStep / step.stepS / 1e12 : undefined;
   Object.assign(step, { tflops, mfuBf16: tflops && tflops / PEAK.bf16, mfuTf32: tflops && tflops / PEAK.tf32 });
   const gpu = step.gpuMemoryPeakMiB === undefined ? '-' : `${step.gpuMemoryPeakMiB} (idle ${step.gpuMemoryBaselineMiB})`;
   const cuda = args.device === 'cuda';
   console.log(
-    `| ${step.plan.shape} | ${step.plan.dtype} | ${step.parameters >= 1e9 ? `${fmt(step.parameters / 1e9, 2)}B` : `${fmt(step.parameters / 1e6, 1)}M`} | ${step.plan.batch} x (${step.plan.prompt}+${step.plan.completion})${step.plan.recompute ? ', recomputed' : ''} | ${fmt(step.firstStepS)} | ${fmt(step.stepS, 3)} | ${fmt(step.tokensPerS, 0)} | ${fmt(tflops, 1)} | ${cuda ? `${fmt(step.mfuBf16 * 100)}%` : '-'} | ${cuda ? `${fmt(step.mfuTf32 * 100)}%` : '-'} | ${gpu} | ${fmt(step.peakRssMiB, 0)} | ${fmt(step.plannedMiB, 0)} | ${step.error ?? `ok on ${step.resolvedDevice}`} |`,
+    `| ${step.plan.shape} | ${step.plan.dtype} | ${step.parameters >= 1e9 ? `${fmt(step.parameters / 1e9, 2)}B` : `${fmt(step.parameters / 1e6, 1)}M`} | ${step.plan.batch} x (${step.plan.prompt}+${step.plan.completion})${step.plan.recompute ? ', recomputed' : ''} | ${fmt(step.firstStepS)} | ${fmt(step.stepS, 3)} | ${fmt(step.tokensPerS, 0)} | ${fmt(tflops, 1)} | ${cuda ? `${fmt(step.mfuBf16 * 100)}%` : '-'} | ${cuda ? `${fmt(step.mfuTf32 * 100)}%` : '-'} | ${gpu} | ${fmt(step.peakRssMiB, 0)} | ${fmt(step.plannedMiB, 0)} | ${step.weightCopies ? step.weightCopies.map((copy) => `${copy.sessions.length} sessions, ${fmt(copy.gib, 2)} GiB`).join('; ') || 'none shared' : '-'} | ${step.logprobDriftAfterJoin ?? '-'} | ${step.error ?? `ok on ${step.resolvedDevice}`} |`,
   );
 }
 

@@ -160,6 +160,11 @@ async function step() {
   const runtime = createRuntime({ device, logger: { warn: (line) => log(line) } });
   const trainer = createPolicyTrainer({ model, lora: loraLayoutOf(config, adapter.config), runtime, objectives, recompute: args.recompute === 'on' });
   const micro = dapoBatch(config, batch, prompt, completion);
+  // The policy's inference session first, as a run opens it: the trainer's graph then joins its
+  // weights (one session with both graphs as branches, one device copy: weightPlacement 'shared').
+  const lm = await createCausalLm({ model, runtime, lora: { rank: 8, alpha: 16 } });
+  const scored = async () => (await lm.logprobs(micro, { adapter })).logprobs.flat();
+  const before = await scored();
   t0 = performance.now();
   const first = await trainer.run(micro, adapter);
   save('session + first step', { firstStepS: (performance.now() - t0) / 1000, resolvedDevice: runtime.device, loss: first.stats.loss });
@@ -171,6 +176,13 @@ async function step() {
     times.push((performance.now() - t0) / 1000);
     save('step', { stepTimesS: times });
   }
+  const after = await scored();
+  save('one session for both graphs', {
+    weightCopies: runtime.sharedWeightCopies().map((copy) => ({ sessions: copy.sessions, gib: copy.bytes / 2 ** 30 })),
+    logprobDriftAfterJoin: Math.max(...after.map((value, index) => Math.abs(value - before[index]))),
+  });
+  log(`weight copies: ${result.weightCopies.map((copy) => `${copy.sessions.join(' + ')} ${copy.gib.toFixed(2)} GiB`).join('; ')}; log-prob drift after the trainer joined ${result.logprobDriftAfterJoin}`);
+  await lm.release();
   await trainer.release();
   const sorted = [...times].sort((a, b) => a - b);
   const tokens = batch * (prompt + completion);

@@ -35,14 +35,22 @@ describe('planMemory', () => {
     expect(plan.rows.find((row) => row.part === 'weights')!.detail).toMatch(/^7\.62B parameters/);
   });
 
-  it('holds one copy of the weights on the CPU whatever the sessions, one per graph on CUDA', () => {
+  it('holds one copy of the weights on the CPU whatever the sessions, and on CUDA one per model (shared) or per graph (per-session)', () => {
     const cpu = planMemory({ device: 'cpu', availableBytes: 64 * gib, models: [{ name: 'planner', config: small, sessions }] });
     const cuda = planMemory({ device: 'cuda', availableBytes: 139 * gib, models: [{ name: 'planner', config: small, sessions }] });
+    const perSession = planMemory({ device: 'cuda', availableBytes: 139 * gib, weightPlacement: 'per-session', models: [{ name: 'planner', config: small, sessions }] });
     const weights = (plan: typeof cpu) => plan.rows.find((row) => row.part === 'weights')!.bytes;
     expect(weights(cpu)).toBe(parameterCount(small) * 4);
+    expect(weights(cuda)).toBe(parameterCount(small) * 4);
+    expect(cuda.rows.find((row) => row.part === 'weights')!.detail).toMatch(/x 1 device copy, one ONNX Runtime session whose branches are its graphs \(inference, training\)/);
     // generation and log-probs share the inference graph's session: two graphs, two copies.
-    expect(weights(cuda)).toBe(2 * parameterCount(small) * 4);
-    expect(cuda.totalBytes).toBeGreaterThan(cpu.totalBytes);
+    expect(weights(perSession)).toBe(2 * parameterCount(small) * 4);
+    // One session, one arena: the largest graph's activations; separate sessions add theirs up.
+    const activations = (plan: typeof cpu) => plan.rows.filter((row) => row.part.endsWith('(activations)')).map((row) => row.bytes);
+    const [generation, logprobs, training] = activations(cuda);
+    expect(cuda.totalBytes).toBeCloseTo(perSession.totalBytes - parameterCount(small) * 4 - Math.min(Math.max(generation!, logprobs!), training!), 0);
+    expect(formatMemoryPlan(cuda).at(-1)).toMatch(/a session per model: its weights once, the largest of its graphs' activations/);
+    expect(formatMemoryPlan(perSession).at(-1)).toMatch(/every session its own weights and activations/);
   });
 
   it("adds every session's activations on the CPU while each arena keeps its peak, the largest with the arena off", () => {
@@ -118,8 +126,13 @@ describe('planMemory', () => {
       { kind: 'training', name: 'training step', rows: 2, tokens: 512, completionTokens: 256, recompute: true },
     ];
     const prm: PlannedModel = { name: 'PRM', config: small, sessions: [{ kind: 'scalar-head', name: 'step scoring', rows: 4, sequence: 256, training: false }] };
-    const plan = (device: 'cpu' | 'cuda', planner: Partial<PlannedModel>, others: PlannedModel[] = []) =>
-      planMemory({ device, availableBytes: (device === 'cpu' ? 64 : 139) * gib, models: [{ name: 'planner', config: small, sessions: step, ...planner }, ...others] });
+    const plan = (device: 'cpu' | 'cuda', planner: Partial<PlannedModel>, others: PlannedModel[] = [], weightPlacement?: 'shared' | 'per-session') =>
+      planMemory({
+        device,
+        availableBytes: (device === 'cpu' ? 64 : 139) * gib,
+        models: [{ name: 'planner', config: small, sessions: step, ...planner }, ...others],
+        ...(weightPlacement ? { weightPlacement } : {}),
+      });
     const part = (result: ReturnType<typeof plan>, name: string) => result.rows.find((row) => row.model === 'planner' && row.part === name);
     const weights = parameterCount(small) * 4;
     const embedding = 2 * small.vocabSize * small.hiddenSize * 4; // tied: the lookup's and the head's parts
@@ -153,8 +166,10 @@ describe('planMemory', () => {
     });
 
     it('on CUDA counts the device copies as for any model, and the host copy fed to them each run besides', () => {
-      const frozen = plan('cuda', {});
+      // Fed from the host, a model trained in full keeps a device copy per session, as 'per-session' does.
+      const frozen = plan('cuda', {}, [], 'per-session');
       const full = plan('cuda', { fullTraining: { reference: 'copy' } });
+      expect(part(plan('cuda', { fullTraining: { reference: 'copy' } }, [], 'per-session'), 'weights')!.bytes).toBe(part(full, 'weights')!.bytes);
       expect(part(full, 'weights')!.bytes).toBe(part(frozen, 'weights')!.bytes);
       expect(part(full, 'weights')!.detail).toMatch(/fed from host memory each run \(the CUDA runtime cannot update device copies in place\)/);
       // Host: the weights fed each run, gradients, two moments, the session's gradient outputs; the reference and its scoring.

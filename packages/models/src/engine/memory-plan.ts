@@ -67,6 +67,14 @@ export interface MemoryPlanSettings {
    * the sessions free what they allocate and reuse one heap: the largest counts. CUDA always adds.
    */
   cpuArena?: boolean;
+  /**
+   * How CUDA sessions hold weights (createRuntime's `weightPlacement`): 'shared' (its default on
+   * CUDA) gives each model one session whose graphs are branches, so one device copy of the
+   * weights and one arena, which keeps the largest of the graphs' peaks; 'per-session' gives each
+   * graph a session with its own copy and arena. A model trained in full feeds its weights from
+   * host memory (SessionSettings.hostWeights), so each of its sessions is counted as before.
+   */
+  weightPlacement?: 'shared' | 'per-session';
 }
 
 /** One line of the plan. */
@@ -84,6 +92,8 @@ export interface MemoryPlan {
   rows: MemoryPlanRow[];
   /** The sessions' activations share one heap (the CPU with the arena off): the largest counts, not the sum. */
   sharedHeap: boolean;
+  /** CUDA with `weightPlacement` 'shared': each model's graphs are one session (one copy, one arena). */
+  sessionPerModel: boolean;
   totalBytes: number;
   availableBytes: number;
   fits: boolean;
@@ -151,10 +161,12 @@ function fullTrainingAdvice(settings: MemoryPlanSettings, rows: readonly MemoryP
 
 /**
  * Predicts the peak memory of a process holding `models` with their sessions on `device`. On the
- * CPU every session of a model reads one copy of its weights (GraphBuilder.weight); on CUDA each
- * ONNX Runtime session (one per graph: inference, training, scalar head) holds its own device
- * copy. Activations: each ONNX Runtime session keeps its own peak in its arena, so those add up
- * (on the CPU with the arena off they reuse one heap instead, and the largest counts). A model
+ * CPU every session of a model reads one copy of its weights (GraphBuilder.weight); on CUDA a
+ * model's graphs (inference, training, scalar head) are branches of one ONNX Runtime session with
+ * one device copy (`weightPlacement` 'shared'), or each graph a session with its own copy.
+ * Activations: each ONNX Runtime session keeps its own peak in its arena, so those of separate
+ * sessions add up, and a shared session keeps the largest of its graphs' (on the CPU with the
+ * arena off all reuse one heap instead, and the largest counts). A model
  * trained in full adds its gradients, AdamW moments and reference (PlannedModel.fullTraining);
  * when such a plan does not fit, `advice` says what full training holds and what LoRA would need.
  */
@@ -167,6 +179,7 @@ export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
     });
   }
   checkFullTraining(settings.models);
+  const sessionPerModel = settings.device === 'cuda' && (settings.weightPlacement ?? 'shared') === 'shared';
   const rows: MemoryPlanRow[] = [{ model: 'process', part: 'runtime', bytes: PROCESS_BYTES, detail: 'Node.js, ONNX Runtime, graphs' }];
   // Peak activations by ONNX Runtime session: uses of one graph share its session.
   const activations = new Map<string, number>();
@@ -176,21 +189,29 @@ export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
     const dtype = model.weightDtype ?? 'float32';
     const weightBytes = weightBytesOf(config, dtype);
     const graphs = new Set(model.sessions.map(graphOf));
-    const copies = settings.device === 'cpu' ? 1 : graphs.size;
+    // One ONNX Runtime session for all of the model's graphs (CUDA, 'shared'): one copy, one arena.
+    const oneSession = sessionPerModel && !model.fullTraining;
+    const copies = settings.device === 'cpu' || oneSession ? 1 : graphs.size;
     const fedFromHost = model.fullTraining && settings.device === 'cuda' ? '; trained in full, so fed from host memory each run (the CUDA runtime cannot update device copies in place)' : '';
+    const where =
+      settings.device === 'cpu'
+        ? 'copy shared by every session'
+        : oneSession
+          ? `device copy, one ONNX Runtime session whose branches are its graphs (${[...graphs].join(', ')})`
+          : `device cop${copies === 1 ? 'y' : 'ies'}, one per ONNX Runtime session (${[...graphs].join(', ')})`;
     rows.push({
       model: model.name,
       part: 'weights',
       bytes: weightBytes * copies,
-      detail: `${(parameters / 1e9).toFixed(2)}B parameters, ${dtype} (${gib(weightBytes)}) x ${copies} ${settings.device === 'cpu' ? 'copy shared by every session' : `device cop${copies === 1 ? 'y' : 'ies'}, one per ONNX Runtime session (${[...graphs].join(', ')})`}${fedFromHost}`,
+      detail: `${(parameters / 1e9).toFixed(2)}B parameters, ${dtype} (${gib(weightBytes)}) x ${copies} ${where}${fedFromHost}`,
     });
     if (dtype !== 'float32') {
       const casts = [...graphs].map((graph) => castBytes(config, graph));
       rows.push({
         model: model.name,
         part: 'float32 casts',
-        bytes: casts.reduce((sum, bytes) => sum + bytes, 0),
-        detail: `${dtype} matrices cast to float32 where they are used, the largest at once per session (${[...graphs].map((graph, index) => `${graph} ${gib(casts[index]!)}`).join(', ')})`,
+        bytes: oneSession ? Math.max(...casts) : casts.reduce((sum, bytes) => sum + bytes, 0),
+        detail: `${dtype} matrices cast to float32 where they are used, the largest at once ${oneSession ? 'in the graph that runs' : 'per session'} (${[...graphs].map((graph, index) => `${graph} ${gib(casts[index]!)}`).join(', ')})`,
       });
     }
     if (model.fullTraining) rows.push(...fullTrainingRows(model, model.fullTraining, weightBytes, settings.device));
@@ -206,7 +227,7 @@ export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
     }
     for (const session of model.sessions) {
       const { bytes, detail } = sessionActivations(config, session);
-      const key = `${model.name}/${graphOf(session)}`;
+      const key = oneSession ? model.name : `${model.name}/${graphOf(session)}`;
       activations.set(key, Math.max(activations.get(key) ?? 0, bytes));
       rows.push({ model: model.name, part: `${session.name} (activations)`, bytes, detail });
     }
@@ -223,7 +244,7 @@ export function planMemory(settings: MemoryPlanSettings): MemoryPlan {
   const totalBytes = fixed + activationTotal;
   const fits = totalBytes <= settings.availableBytes;
   const advice = fits ? [] : fullTrainingAdvice(settings, rows);
-  return { device: settings.device, sharedHeap: shared, rows, totalBytes, availableBytes: settings.availableBytes, fits, advice };
+  return { device: settings.device, sharedHeap: shared, sessionPerModel, rows, totalBytes, availableBytes: settings.availableBytes, fits, advice };
 }
 
 /** The plan as the lines `agentflow run --dry-run` prints. */
@@ -231,7 +252,7 @@ export function formatMemoryPlan(plan: MemoryPlan): string[] {
   const lines = plan.rows.map((row) => `    ${row.model} ${row.part}: ${gib(row.bytes)} (${row.detail})`);
   const rule =
     plan.device === 'cuda'
-      ? `every session its own weights and activations${plan.rows.some((row) => row.part === 'full training') ? ', and the host memory full training holds' : ''}`
+      ? `${plan.sessionPerModel ? "a session per model: its weights once, the largest of its graphs' activations" : 'every session its own weights and activations'}${plan.rows.some((row) => row.part === 'full training') ? ', and the host memory full training holds' : ''}`
       : `weights once, ${plan.sharedHeap ? 'the largest session activations (arena off)' : "every session's activations (each arena keeps its peak)"}`;
   lines.push(
     `    total: ${gib(plan.totalBytes)} of ${gib(plan.availableBytes)} on ${plan.device} (${rule}): ${
