@@ -79,6 +79,12 @@ export function createSharedWeightsSessions(openModel: OpenSharedModel) {
     return { session, model, fixedFeeds: model.graphs.map((_, index) => fixedFeedsOf(model, index)) };
   };
 
+  /** Starts the group's next session; its failure reaches the runs that await it, never an unhandled rejection. */
+  const rebuild = (group: Group, name: string, previous: Promise<BuiltSession> | undefined) => {
+    group.current = build(group, name, previous);
+    group.current.catch(() => undefined);
+  };
+
   return {
     /** The weight copies held now: per group, its graphs' session names and the weights' bytes. */
     copies: (): SharedWeightCopy[] =>
@@ -106,17 +112,25 @@ export function createSharedWeightsSessions(openModel: OpenSharedModel) {
         member.weights.set(weight, value);
       }
       member.open += 1;
-      member.current = build(member, name, previous);
+      rebuild(member, name, previous);
       let built: BuiltSession;
       try {
         built = await member.current;
       } catch (error) {
-        // The group cannot hold this graph (or its session failed): leave it as it was.
+        // The group cannot hold this graph (or its session failed): rebuild it without the graph.
         member.graphs.splice(index, 1);
         member.names.splice(index, 1);
         member.open -= 1;
+        member.arrays.clear();
+        member.weights.clear();
+        for (const other of member.graphs) {
+          for (const [weight, value] of other.weights()) {
+            member.arrays.add(value.data);
+            member.weights.set(weight, value);
+          }
+        }
         if (member.graphs.length === 0) groups.splice(groups.indexOf(member), 1);
-        else member.current = build(member, name, member.current);
+        else rebuild(member, member.names[0]!, member.current);
         throw error;
       }
       const described = built.model.graphs[index]!;

@@ -89,6 +89,19 @@ describe("weightPlacement 'shared': graphs over the same weights served by one s
     expect(single.bytes).toEqual(projection().toBytes({ weights: 'external' }));
   });
 
+  it('keeps serving the others when a joining graph cannot be opened, and releases the copy with the last session', async () => {
+    const runtime = createRuntime({ device: 'cpu', intraOpThreads: 1, weightPlacement: 'shared' });
+    const first = await runtime.openGraph(projection(), { name: 'projection' });
+    const broken = createGraphBuilder({ name: 'broken' });
+    const [out] = broken.op('NoSuchOperator', [broken.weight('w', { dtype: 'float32', shape: [3, 2], data: weight })], { outputs: [{ dtype: 'float32', shape: [3, 2] }] });
+    broken.output(out!, 'out');
+    await expect(runtime.openGraph(broken, { name: 'broken' })).rejects.toThrow(/could not create session "broken \(weights shared by 2 graphs\)" on cpu: .*NoSuchOperator/);
+    expect(values((await first.run({ x })).y)).toEqual([2, 5, -3, -1, 1, -2]);
+    expect(runtime.sharedWeightCopies()).toEqual([{ sessions: ['projection'], bytes: 24 }]);
+    await first.release();
+    expect(runtime.sharedWeightCopies()).toEqual([]);
+  });
+
   it('refuses graphs that bind one weight name to two arrays, naming it', () => {
     const other = createGraphBuilder({ name: 'other' });
     other.output(other.reduceSum(other.weight('w', { dtype: 'float32', shape: [3, 2], data: new Float32Array(6) }), [0, 1], false), 'total');
