@@ -102,6 +102,20 @@ describe("weightPlacement 'shared': graphs over the same weights served by one s
     expect(runtime.sharedWeightCopies()).toEqual([]);
   });
 
+  it('finishes runs in flight while a graph joins, and runs issued meanwhile wait for the rebuilt session', async () => {
+    const runtime = createRuntime({ device: 'cpu', intraOpThreads: 1, weightPlacement: 'shared' });
+    const first = await runtime.openGraph(projection(), { name: 'projection' });
+    const inFlight = first.run({ x });
+    const joining = runtime.openGraph(activation(), { name: 'activation' });
+    const meanwhile = first.run({ x });
+    const [during, second, after] = await Promise.all([inFlight, joining, meanwhile]);
+    expect(values(during.y)).toEqual([2, 5, -3, -1, 1, -2]);
+    expect(values(after.y)).toEqual([2, 5, -3, -1, 1, -2]);
+    expect(values((await second.run({ x }, ['s'])).s)).toEqual([4.5]);
+    expect(runtime.sharedWeightCopies()).toEqual([{ sessions: ['projection', 'activation'], bytes: 36 }]);
+    await Promise.all([first.release(), second.release()]);
+  });
+
   it('refuses graphs that bind one weight name to two arrays, naming it', () => {
     const other = createGraphBuilder({ name: 'other' });
     other.output(other.reduceSum(other.weight('w', { dtype: 'float32', shape: [3, 2], data: new Float32Array(6) }), [0, 1], false), 'total');
