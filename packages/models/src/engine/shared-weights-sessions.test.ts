@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRandom, type PolicyTrainingBatch } from '@agentflow/core';
+import type { PolicyTrainingBatch } from '@agentflow/core';
 import { createRuntime, type TensorRuntime } from '@agentflow/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { getModelPreset } from '../config/presets';
@@ -9,6 +9,7 @@ import { loraLayoutOf } from '../graph/lora-inputs';
 import { nllObjective } from '../graph/policy-training-graph';
 import { createLoraAdapter, parseLoraSettings } from '../lora/lora-adapter';
 import { loadPolicyModel } from '../policy/policy-dtype';
+import { perturbLoraAdapter } from '../testing/perturb-lora';
 import { saveModelFolder } from '../weights/model-folder';
 import { createRandomModel } from '../weights/random-model';
 import { createCausalLm } from './causal-lm';
@@ -28,9 +29,7 @@ const config = { ...getModelPreset('tiny'), vocabSize: 64, hiddenSize: 32, inter
 const dir = join(root, 'model');
 await saveModelFolder(dir, createRandomModel(config, 7, { std: 0.2, normNoise: 0.1 }), { tokenizer: null });
 const lora = parseLoraSettings({ rank: 4, alpha: 8 });
-const adapter = createLoraAdapter(config, lora, 1);
-const random = createRandom(2);
-for (const matrices of adapter.matrices.values()) for (let i = 0; i < matrices.b.length; i++) matrices.b[i] = 0.2 * random.normal();
+const adapter = perturbLoraAdapter(createLoraAdapter(config, lora, 1), { seed: 2 });
 const batch: PolicyTrainingBatch = {
   promptIds: [[1, 2, 3, 4, 5], [6, 7]],
   completionIds: [[8, 9, 10], [11, 12, 13, 14, 15, 16]],
