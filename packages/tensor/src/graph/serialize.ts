@@ -77,23 +77,27 @@ export function weightExternalData(weights: ReadonlyMap<string, HostTensor>): { 
   return [...weights.values()].map((value, index) => ({ path: weightLocation(index), data: bytesOf(value) }));
 }
 
+/**
+ * The initializers of a model serialised with `weights: 'external'`: each weight's bytes are
+ * ONNX Runtime's in-memory "file" number `index` ({@link weightExternalData}, in the same order).
+ */
+export function externalWeightInitializers(weights: ReadonlyMap<string, HostTensor>): onnx.ITensorProto[] {
+  return [...weights].map(([name, value], index) => ({
+    name,
+    dims: value.shape,
+    dataType: onnxDataTypeCode(value.dtype),
+    dataLocation: protos.TensorProto.DataLocation.EXTERNAL,
+    externalData: [
+      { key: 'location', value: weightLocation(index) },
+      { key: 'offset', value: '0' },
+      { key: 'length', value: String(value.data.byteLength) },
+    ],
+  }));
+}
+
 function weightProtos(state: GraphState, mode: 'inputs' | 'external'): { inputs: onnx.IValueInfoProto[]; initializers: onnx.ITensorProto[] } {
-  const entries = [...state.weights.values()];
-  if (mode === 'inputs') return { inputs: entries.map(({ tensor }) => valueInfo(tensor)), initializers: [] };
-  return {
-    inputs: [],
-    initializers: entries.map(({ tensor, value }, index) => ({
-      name: tensor.name,
-      dims: value.shape,
-      dataType: onnxDataTypeCode(value.dtype),
-      dataLocation: protos.TensorProto.DataLocation.EXTERNAL,
-      externalData: [
-        { key: 'location', value: weightLocation(index) },
-        { key: 'offset', value: '0' },
-        { key: 'length', value: String(value.data.byteLength) },
-      ],
-    })),
-  };
+  if (mode === 'inputs') return { inputs: [...state.weights.values()].map(({ tensor }) => valueInfo(tensor)), initializers: [] };
+  return { inputs: [], initializers: externalWeightInitializers(new Map([...state.weights].map(([name, { value }]) => [name, value]))) };
 }
 
 function nodeProto(node: GraphNode): onnx.INodeProto {

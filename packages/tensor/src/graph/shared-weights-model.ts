@@ -2,7 +2,7 @@ import { AgentFlowError, describeValue } from '@agentflow/core';
 import onnxProto, { type onnx } from 'onnx-proto';
 import type { HostTensor, TensorDtype } from '../dtype/dtype';
 import { onnxDataTypeCode } from './operators-math';
-import { weightExternalData } from './serialize';
+import { externalWeightInitializers, weightExternalData } from './serialize';
 import type { GraphBuilder } from './graph-types';
 
 const protos = onnxProto.onnx;
@@ -120,7 +120,6 @@ function sharedWeights(graphs: readonly GraphBuilder[]): Map<string, HostTensor>
 export function buildSharedWeightsModel(graphs: readonly GraphBuilder[]): SharedWeightsModel {
   if (graphs.length === 0) throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: 'buildSharedWeightsModel needs at least one graph.' });
   const weights = sharedWeights(graphs);
-  const weightIndex = new Map([...weights.keys()].map((name, index) => [name, index]));
   const inputs = new Map<string, DeclaredInput>();
   const opsets = new Map<string, number>();
   const initializers: onnx.ITensorProto[] = [];
@@ -213,17 +212,6 @@ export function buildSharedWeightsModel(graphs: readonly GraphBuilder[]): Shared
     mainOutputs.push(...own.modelOutputs.map((name, position) => anyShape(name, types[position]!)));
   });
 
-  const weightInitializers = [...weights].map(([name, value]): onnx.ITensorProto => ({
-    name,
-    dims: value.shape,
-    dataType: onnxDataTypeCode(value.dtype),
-    dataLocation: protos.TensorProto.DataLocation.EXTERNAL,
-    externalData: [
-      { key: 'location', value: `agentflow-weight-${weightIndex.get(name)}.bin` },
-      { key: 'offset', value: '0' },
-      { key: 'length', value: String(value.data.byteLength) },
-    ],
-  }));
   const model: onnx.IModelProto = {
     irVersion: 8,
     producerName: '@agentflow/tensor',
@@ -233,7 +221,7 @@ export function buildSharedWeightsModel(graphs: readonly GraphBuilder[]): Shared
       node: mainNodes,
       input: [valueInfo({ name: GRAPH_SELECTOR_INPUT, dtype: 'int64', dims: [] }), ...[...inputs.values()].map(valueInfo)],
       output: mainOutputs,
-      initializer: [...initializers, ...weightInitializers],
+      initializer: [...initializers, ...externalWeightInitializers(weights)],
     },
   };
   return {

@@ -1,5 +1,5 @@
 import ort from 'onnxruntime-node';
-import { allocateTypedArray, type HostTensor, type TensorData } from '../dtype/dtype';
+import { allocateTypedArray, type HostTensor } from '../dtype/dtype';
 import type { GraphBuilder } from '../graph/graph-types';
 import { buildSharedWeightsModel, GRAPH_SELECTOR_INPUT, type SharedWeightsModel } from '../graph/shared-weights-model';
 
@@ -33,7 +33,7 @@ interface BuiltSession {
 interface Group {
   graphs: GraphBuilder[];
   names: string[];
-  arrays: Set<TensorData>;
+  /** Every weight of the group's graphs by name (the same name is the same array in all of them). */
   weights: Map<string, HostTensor>;
   current: Promise<BuiltSession>;
   inFlight: Set<Promise<unknown>>;
@@ -53,7 +53,7 @@ function fixedFeedsOf(model: SharedWeightsModel, index: number): OrtTensors {
     if (own.has(input.name)) continue;
     const dims = input.dims.map((dim) => dim ?? 0);
     const data = allocateTypedArray(input.dtype, dims.reduce((product, dim) => product * dim, 1));
-    feeds[input.name] = new ort.Tensor(input.dtype === 'bfloat16' ? 'float16' : (input.dtype as 'float32'), data as Float32Array, dims);
+    feeds[input.name] = new ort.Tensor(input.dtype as 'float32', data as Float32Array, dims);
   }
   return feeds;
 }
@@ -93,24 +93,20 @@ export function createSharedWeightsSessions(openModel: OpenSharedModel) {
     async join(graph: GraphBuilder, name: string): Promise<SharedGraphCore> {
       const weights = graph.weights();
       // A group whose arrays this graph reads, and which binds none of its weight names to another array.
-      let group = groups.find(
-        (candidate) =>
-          [...weights.values()].some((value) => candidate.arrays.has(value.data)) &&
-          [...weights].every(([weight, value]) => candidate.weights.get(weight)?.data === undefined || candidate.weights.get(weight)!.data === value.data),
-      );
+      let group = groups.find((candidate) => {
+        const arrays = new Set([...candidate.weights.values()].map((value) => value.data));
+        return [...weights.values()].some((value) => arrays.has(value.data)) && [...weights].every(([weight, value]) => (candidate.weights.get(weight)?.data ?? value.data) === value.data);
+      });
       const previous = group?.current;
       if (group === undefined) {
-        group = { graphs: [], names: [], arrays: new Set(), weights: new Map(), current: Promise.resolve(undefined as never), inFlight: new Set(), open: 0 };
+        group = { graphs: [], names: [], weights: new Map(), current: Promise.resolve(undefined as never), inFlight: new Set(), open: 0 };
         groups.push(group);
       }
       const member = group;
       const index = member.graphs.length;
       member.graphs.push(graph);
       member.names.push(name);
-      for (const [weight, value] of weights) {
-        member.arrays.add(value.data);
-        member.weights.set(weight, value);
-      }
+      for (const [weight, value] of weights) member.weights.set(weight, value);
       member.open += 1;
       rebuild(member, name, previous);
       let built: BuiltSession;
@@ -121,14 +117,7 @@ export function createSharedWeightsSessions(openModel: OpenSharedModel) {
         member.graphs.splice(index, 1);
         member.names.splice(index, 1);
         member.open -= 1;
-        member.arrays.clear();
-        member.weights.clear();
-        for (const other of member.graphs) {
-          for (const [weight, value] of other.weights()) {
-            member.arrays.add(value.data);
-            member.weights.set(weight, value);
-          }
-        }
+        member.weights = new Map(member.graphs.flatMap((other) => [...other.weights()]));
         if (member.graphs.length === 0) groups.splice(groups.indexOf(member), 1);
         else rebuild(member, member.names[0]!, member.current);
         throw error;
