@@ -138,8 +138,15 @@ export {
   type PrmTrainingSettings,
 } from './model/prm-training-settings';
 export { createPrm, type Prm } from './model/prm';
-/** The planner's confidence in a trajectory, the head's extra inputs with `confidence: true`. */
-export { CONFIDENCE_FEATURE_COUNT, confidenceFeatures } from './model/confidence-features';
+/** The planner's confidence in a trajectory, the head's extra inputs with `confidence` on. */
+export {
+  CONFIDENCE_FEATURE_COUNT,
+  type ConfidenceFeatureSet,
+  type ConfidenceSetting,
+  confidenceFeatureCount,
+  confidenceFeatureSet,
+  confidenceFeatures,
+} from './model/confidence-features';
 /** The regression head and its loss (as graph nodes for training, in float64 for validation). */
 export type { HeadParameters } from './model/head-graph';
 export { meanPrmLoss, PRM_LOSSES, type PrmLoss } from './model/prm-loss';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { AgentFlowError, collectOverrides } from '@agentflow/core';
 import { resolveConfig, stamp } from '../pipeline/open-run';
 import { runSweep, sweepRuns } from '../sweep/run-sweep';
-import { startFromSharedStages } from '../sweep/shared-stages';
+import { shareableStages, startFromSharedStages } from '../sweep/shared-stages';
 import { readPlan, recordPlan, sweepPlanOf } from '../sweep/sweep-plan';
 import type { RegisterCommand } from './command-context';
 import { runPipelineCommand } from './run';
@@ -48,11 +48,16 @@ export const registerSweepCommand: RegisterCommand = (program, context) => {
           const progress = { ...(options.quiet ? { quiet: true } : {}), ...(options.json ? { json: true } : {}) };
           if (how.resume) return void (await runPipelineCommand({ resume: spec.dir, ...progress }, context));
           const settings = { ...(plan.config ? { config: plan.config } : {}), set: [...plan.set, `seed=${spec.seed}`], ...(spec.credit ? { credit: spec.credit } : {}) };
-          // A later credit of the same seed starts from the warm start and evaluation already run.
+          // A later credit of the same seed starts from the stages before DAPO already run: from
+          // the run that finished the most of them (process credit's label and PRM serve PURE's too).
           const config = { ...resolveConfig(settings), out: spec.dir };
-          const shared = sweepRuns(plan, dir).find((other) => other.seed === spec.seed && other.dir !== spec.dir && startFromSharedStages(other.dir, spec.dir, config));
-          if (shared) {
-            context.stderr(`sweep: ${spec.arm}, seed ${spec.seed} starts from the warm start and eval-before of ${shared.dir}\n`);
+          const source = sweepRuns(plan, dir)
+            .filter((other) => other.seed === spec.seed && other.dir !== spec.dir)
+            .map((other) => ({ dir: other.dir, stages: shareableStages(other.dir, config) }))
+            .reduce<{ dir: string; stages: string[] } | undefined>((best, other) => (other.stages.length > (best?.stages.length ?? 0) ? other : best), undefined);
+          const copied = source ? startFromSharedStages(source.dir, spec.dir, config) : [];
+          if (source && copied.length > 0) {
+            context.stderr(`sweep: ${spec.arm}, seed ${spec.seed} starts from the ${describeStages(copied)} of ${source.dir}\n`);
             await runPipelineCommand({ resume: spec.dir, ...progress }, context);
           } else await runPipelineCommand({ ...settings, out: spec.dir, ...progress }, context);
         },
@@ -66,3 +71,9 @@ export const registerSweepCommand: RegisterCommand = (program, context) => {
       }
     });
 };
+
+/** `warm-start, eval-before` as the sweep's log says it: "warm start and eval-before", "warm start, eval-before, collect, label and train-prm". */
+function describeStages(stages: readonly string[]): string {
+  const names = stages.map((stage) => (stage === 'warm-start' ? 'warm start' : stage));
+  return names.length <= 2 ? names.join(' and ') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+}

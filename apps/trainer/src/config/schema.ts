@@ -53,9 +53,9 @@ export const runConfigSchema = z
           .int()
           .positive()
           .max(1_000)
-          .default(5)
+          .default(8)
           .describe(
-            "Planner decisions per task at most, the finish included; the run refuses a value below the longest demonstration's decision count. A task's own budget (task.stepSlack) can only lower it.",
+            "Planner decisions per task at most, the finish included; the run refuses a value below the longest demonstration's decision count. A task's own budget (task.stepSlack) can only lower it. Default 8: the embedded world's longest task (two lookups, each checked, python, finish) with its step slack of 2.",
           ),
         prompt: promptTemplateConfigSchema,
         chatTemplateKwargs: z
@@ -113,6 +113,12 @@ export const runConfigSchema = z
           .describe('After the warm-up: cosine down to a tenth of the peak by the last epoch, or constant (then a run of E epochs is the first E epochs of a longer one).'),
         warmupSteps: z.number().int().nonnegative().default(50).describe('Optimiser updates of linear warm-up to the peak.'),
         batchSize: z.number().int().positive().default(16),
+        groupByLength: z
+          .boolean()
+          .default(true)
+          .describe(
+            "Batches of demonstrations of similar lengths (transformers' group_by_length; @agentflow/models supervisedFineTune): a batch is padded to its longest row, and on the embedded world's demonstrations random batches hold 1.5 times the real tokens. false: random batches.",
+          ),
         check: warmStartCheckSchema,
         // Frozen patterns alone (`--set warmStart.trainable.frozen=[...]`) mean full training.
         trainable: z
@@ -177,9 +183,11 @@ export const runConfigSchema = z
           .default('chat')
           .describe("What the PRM reads: the step as the planner saw and wrote it ('chat', for the warm planner as backbone) or the plain-text rendering ('text')."),
         confidence: z
-          .boolean()
-          .default(true)
-          .describe("Also give the PRM's head the planner's confidence in the trajectory so far, from the log-probs each step was sampled with (@agentflow/prm confidenceFeatures)."),
+          .union([z.boolean(), z.enum(['log-probs', 'extended'])])
+          .default('extended')
+          .describe(
+            "Also give the PRM's head the planner's confidence in the trajectory so far, from the log-probs each step was sampled with (@agentflow/prm confidenceFeatures): 'log-probs' (or true) the three log-prob features, 'extended' those as probabilities too, with the number of earlier decisions; false: none.",
+          ),
         loss: z
           .enum(['mse', 'bce'])
           .default('bce')

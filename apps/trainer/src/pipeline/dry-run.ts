@@ -132,7 +132,7 @@ function prmLines(config: RunConfig, stages: readonly string[]): string[] {
   const trains =
     trainable.kind === 'head' ? 'head only' : trainable.kind === 'lora' ? `LoRA rank ${trainable.rank}` : `${everyWeight(trainable.frozen)} of the backbone (lr ${config.prm.backboneLearningRate}) and the head`;
   return [
-    `  PRM: input ${config.prm.input}${config.prm.confidence ? ' + confidence' : ''}, ${trains}, ${config.prm.loss}, up to ${config.prm.epochs} epochs`,
+    `  PRM: input ${config.prm.input}${config.prm.confidence ? ` + confidence (${config.prm.confidence === true ? 'log-probs' : config.prm.confidence})` : ''}, ${trains}, ${config.prm.loss}, up to ${config.prm.epochs} epochs`,
     `  label: ${config.label.kind === 'judge' ? `judge ${config.label.endpoint.model}${config.label.includeReference ? ' (with the reference answer)' : ''}` : `Monte-Carlo, ${config.label.samples} completions per step`}`,
   ];
 }

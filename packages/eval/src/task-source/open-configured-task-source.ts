@@ -67,8 +67,8 @@ function unguardedSource(task: TaskSourceSettings, settings: OpenConfiguredTaskS
         testTasks: task.testTasks,
         levels: task.levels as Array<1 | 2 | 3>,
         maxValue: task.maxValue,
-        ...(task.decoyRate === undefined ? {} : { decoyRate: task.decoyRate }),
-        ...(task.stepSlack === undefined ? {} : { stepSlack: task.stepSlack }),
+        ...(task.decoyRate ? { decoyRate: task.decoyRate } : {}),
+        ...(task.stepSlack === undefined || task.stepSlack === null ? {} : { stepSlack: task.stepSlack }),
       });
       const { errorRate, mistakes, recoveryRate, recoveries } = task.teacher;
       const teacher = {

@@ -1,6 +1,5 @@
 import { layerParameterCount, qwen3HeadDim, qwen3ShapeIssues } from '@agentflow/models';
 import { z } from 'zod';
-import { taskWorldSettingsSchema } from '../task-world/task-world-settings';
 import { WORLD_TEACHER_RECOVERIES } from '../task-world/world-recoveries';
 
 /** A benchmark file of a dataset task source (`DatasetSource` as a settings block). */
@@ -150,14 +149,13 @@ export const worldTeacherSettingsSchema = z
       .describe(
         "The mistakes of the imperfect expert, one drawn per flawed demonstration: 'operator' (another operator in the code), 'lookup' (another counted thing looked up, and used), 'decoy' (a stale entry used unchecked; needs decoyRate).",
       ),
-    // No zod default: absent, the teacher (and a run's resolved config) is the one before recoveries.
     recoveryRate: z
       .number()
       .min(0)
       .max(1)
-      .optional()
+      .default(0.2)
       .describe(
-        'Fraction of the demonstrations that make a mistake and recover from it, answering right one decision later (errorRate + recoveryRate at most 1). Absent: 0, no recoveries.',
+        'Fraction of the demonstrations that make a mistake and recover from it, answering right one decision later (errorRate + recoveryRate at most 1). 0: no recoveries.',
       ),
     recoveries: z
       .array(z.enum(WORLD_TEACHER_RECOVERIES))
@@ -187,9 +185,25 @@ function worldTaskSettingsSchemaWith(wording: TaskSourceSettingsWording) {
       testTasks: z.number().int().positive().max(B.testTasks).default(60).describe('Held-out tasks the world generates.'),
       levels: z.array(z.number().int().min(1).max(3)).min(1).default([1, 2]).describe('Lookups per question.'),
       maxValue: z.number().int().min(2).max(B.maxValue).default(9).describe('Largest number in a fact.'),
-      // Absent by default, as in the world's own settings: the world is then the one before them.
-      decoyRate: taskWorldSettingsSchema.shape.decoyRate,
-      stepSlack: taskWorldSettingsSchema.shape.stepSlack,
+      // The configured world has recoverable mistakes by default; 0 and null give the world
+      // before them (every mistake fatal), byte for byte.
+      decoyRate: z
+        .number()
+        .min(0)
+        .max(1)
+        .default(0.3)
+        .describe(
+          'Share of the facts that also have a stale entry (`Riri had 7 cats (outdated).`), which the plain lookup `Riri cats` returns first; the check `Riri cats now` finds the current one. 0: no decoys (with stepSlack null and teacher.recoveryRate 0, the world where every mistake is fatal).',
+        ),
+      stepSlack: z
+        .number()
+        .int()
+        .min(0)
+        .nullable()
+        .default(2)
+        .describe(
+          "Decisions each task allows beyond its exact expert's (lookups, checks of stale entries, python, finish): every task gets its own step budget, so a wasted step costs. null: no per-task budget (the run's own step limit).",
+        ),
       ...taskSourceLeakageFields,
       planner: worldPlannerSettingsSchemaWith(wording),
       teacher: worldTeacherSettingsSchema,

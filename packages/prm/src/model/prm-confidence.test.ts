@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { PrmExample } from '../example/prm-example';
 import { constantPredictorMse, meanSquaredError } from '../metrics/regression';
 import { loadPrm, savePrm } from './checkpoint';
-import { confidenceFeatures } from './confidence-features';
+import { confidenceFeatureCount, confidenceFeatures } from './confidence-features';
 import { createPrm } from './prm';
 
 /**
@@ -56,6 +56,22 @@ describe('confidenceFeatures', () => {
     expect(() => confidenceFeatures({ ...example!, completionLogprobs: [0.5], historyLogprobs: [[0], [0]] })).toThrow(/is 0.5; log-probs are numbers <= 0/);
   });
 
+  it("with 'extended', also gives them as probabilities, the product of each decision's least likely token, and the decisions before", () => {
+    const [example] = confidenceExamples(1, 1).slice(2);
+    const features = confidenceFeatures({ ...example!, completionLogprobs: [-0.1, -0.5], historyLogprobs: [[-0.2], [-2, -0.01]] }, 'extended');
+    expect(features).toHaveLength(8);
+    expect(features.slice(0, 3)).toEqual(confidenceFeatures({ ...example!, completionLogprobs: [-0.1, -0.5], historyLogprobs: [[-0.2], [-2, -0.01]] }));
+    expect(features[3]).toBeCloseTo(Math.exp(-0.6), 12);
+    expect(features[4]).toBeCloseTo(Math.exp(-0.5), 12);
+    expect(features[5]).toBeCloseTo(Math.exp(-2), 12);
+    // The least likely tokens of the three decisions: -0.2, -2 and this one's -0.5.
+    expect(features[6]).toBeCloseTo(Math.exp(-2.7), 12);
+    expect(features[7]).toBe(2);
+    expect(confidenceFeatureCount('extended')).toBe(8);
+    expect(confidenceFeatureCount(true)).toBe(3);
+    expect(confidenceFeatureCount(false)).toBe(0);
+  });
+
   it('names the step whose log-probs were not recorded', () => {
     const [example] = confidenceExamples(1, 1).slice(1);
     const { historyLogprobs: _history, ...withoutHistory } = example!;
@@ -91,6 +107,56 @@ describe('a PRM with confidence features', () => {
     const { completionLogprobs: _logprobs, ...unrecorded } = heldOut[0]!;
     await expect(loaded.score([unrecorded])).rejects.toThrow(/no completionLogprobs/);
     await Promise.all([withConfidence.release(), textOnly.release(), loaded.release()]);
+  });
+
+  it("with 'extended', learns a success chance that falls in a step below a token probability, where a head linear in the log-probs cannot", async () => {
+    // As on the world's Monte-Carlo labels: a trajectory whose tokens all had p >= 0.7 succeeds
+    // three times in four; one with any token below it, wherever below (log-probs -1.5 to -9),
+    // one time in seven. The labels are those chances, so the best predictor's MSE is 0.
+    const steps = (count: number, seed: number): PrmExample[] => {
+      const random = createRandom(seed);
+      return Array.from({ length: count }, (_, index) => {
+        const doubted = random.next() < 0.5;
+        const lowest = doubted ? -1.5 - 7.5 * random.next() : Math.log(0.7 + 0.3 * random.next());
+        return {
+          id: `s${seed}-${index}:0`,
+          trajectoryId: `s${seed}-${index}`,
+          stepIndex: 0,
+          question: 'How many cats does Riri have?',
+          history: [],
+          action: { thought: 'look it up', action: 'search', action_input: 'Riri cats' },
+          completionLogprobs: [Math.log(0.95), lowest],
+          historyLogprobs: [],
+          label: doubted ? 1 / 7 : 0.75,
+          provenance: { labeller: 'monte-carlo', samples: 4, successes: 0 },
+        };
+      });
+    };
+    const train = steps(160, 4);
+    const heldOut = steps(80, 5);
+    const labels = heldOut.map((example) => example.label);
+    const mseWith = async (confidence: 'log-probs' | 'extended') => {
+      const prm = await createPrm({ device: 'cpu', intraOpThreads: 1, maxTokens: 128, confidence });
+      await prm.train(train, { epochs: 150, patience: 30 });
+      const mse = meanSquaredError(await prm.score(heldOut), labels);
+      if (confidence === 'extended') {
+        const dir = join(mkdtempSync(join(tmpdir(), 'prm-confidence-')), 'prm');
+        await savePrm(prm, dir);
+        const loaded = await loadPrm(dir, { device: 'cpu' });
+        expect(loaded.config.confidence).toBe('extended');
+        expect(loaded.head.weight.length).toBe(prm.model.config.hiddenSize + 8);
+        expect(await loaded.score(heldOut)).toEqual(await prm.score(heldOut));
+        await loaded.release();
+      }
+      await prm.release();
+      return mse;
+    };
+    const constant = constantPredictorMse(labels, train.reduce((sum, example) => sum + example.label, 0) / train.length);
+    const logProbs = await mseWith('log-probs');
+    const extended = await mseWith('extended');
+    console.log(JSON.stringify({ constant, logProbs, extended }));
+    expect(extended).toBeLessThan(0.1 * constant);
+    expect(extended).toBeLessThan(0.5 * logProbs);
   });
 
   it('trains them with LoRA on the backbone too', async () => {

@@ -100,10 +100,10 @@ const prmSettingsObject = z
         "What the backbone reads: 'text' renders question, earlier decisions with their results and the decision as plain text (any backbone); 'chat' reads the step as the planner saw and wrote it, its prompt through the backbone's chat template and then its completion (for a backbone that is the planner, whose features are keyed to that format; needs a folder backbone and steps with prompt and completion). Default 'text'.",
       ),
     confidence: z
-      .boolean()
+      .union([z.boolean(), z.enum(['log-probs', 'extended'])])
       .default(false)
       .describe(
-        "Also feed the head the planner's confidence in the trajectory so far, from the sampling log-probs recorded with each step: the decision's log-likelihood, its least likely token, and the least likely token of any decision up to it (see confidenceFeatures). A wrong decision the planner sampled against its own judgement shows there, however hard it is to see in the text. Needs steps with completionLogprobs and historyLogprobs. Default false.",
+        "Also feed the head the planner's confidence in the trajectory so far, from the sampling log-probs recorded with each step. 'log-probs' (or true): the decision's log-likelihood, its least likely token, and the least likely token of any decision up to it; 'extended': those three, each also as a probability, the product of each decision's least likely token probability, and the number of earlier decisions (see confidenceFeatures). A wrong decision the planner sampled against its own judgement shows there, however hard it is to see in the text. Needs steps with completionLogprobs and historyLogprobs. Default false.",
       ),
     maxTokens: z
       .number()

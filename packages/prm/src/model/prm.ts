@@ -16,7 +16,7 @@ import { createRuntime } from '@agentflow/tensor';
 import type { PrmExample } from '../example/prm-example';
 import { renderStepInput } from '../example/render-input';
 import { createFeatureExtractor, type FeatureExtractor } from './backbone-features';
-import { CONFIDENCE_FEATURE_COUNT, confidenceFeatures, describeStep } from './confidence-features';
+import { confidenceFeatureCount, confidenceFeatureSet, confidenceFeatures, describeStep } from './confidence-features';
 import { createHeadSessions, type HeadParameters, type HeadSessions } from './head-graph';
 import { type PrmConfig, type PrmSettings, prmSettingsSchema } from './prm-settings';
 import { type PrmTrainingReport, type PrmTrainingSettings, prmTrainingSettingsSchema } from './prm-training-settings';
@@ -165,7 +165,8 @@ export async function assemblePrm(
     await extractor.release();
     throw error;
   }
-  const extraFeatures = config.confidence ? CONFIDENCE_FEATURE_COUNT : 0;
+  const featureSet = confidenceFeatureSet(config.confidence);
+  const extraFeatures = confidenceFeatureCount(config.confidence);
   const headWidth = hiddenSize + extraFeatures;
   let heads: HeadSessions = await createHeadSessions(runtime, headWidth);
   const head: HeadParameters = state.head ?? { weight: new Float32Array(headWidth), bias: new Float32Array(1) };
@@ -177,7 +178,7 @@ export async function assemblePrm(
   }
   /** The confidence features of each input, [rows, extraFeatures] row-major (empty without them). */
   const extrasOf = (inputs: readonly (StepScoringInput & { id?: string })[]) =>
-    Float32Array.from(inputs.flatMap((input) => (extraFeatures ? confidenceFeatures(input) : [])));
+    Float32Array.from(inputs.flatMap((input) => (featureSet ? confidenceFeatures(input, featureSet) : [])));
   /** The head's input rows: each row's hidden state, then its extra features. */
   const headInputs = (hidden: Float32Array, extras: Float32Array) => {
     if (!extraFeatures) return hidden;
