@@ -113,12 +113,6 @@ export const runConfigSchema = z
           .describe('After the warm-up: cosine down to a tenth of the peak by the last epoch, or constant (then a run of E epochs is the first E epochs of a longer one).'),
         warmupSteps: z.number().int().nonnegative().default(50).describe('Optimiser updates of linear warm-up to the peak.'),
         batchSize: z.number().int().positive().default(16),
-        groupByLength: z
-          .boolean()
-          .default(true)
-          .describe(
-            "Batches of demonstrations of similar lengths (transformers' group_by_length; @agentflow/models supervisedFineTune): a batch is padded to its longest row, and on the embedded world's demonstrations random batches hold 1.5 times the real tokens. false: random batches.",
-          ),
         check: warmStartCheckSchema,
         // Frozen patterns alone (`--set warmStart.trainable.frozen=[...]`) mean full training.
         trainable: z

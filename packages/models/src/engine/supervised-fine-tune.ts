@@ -1,4 +1,4 @@
-import { AgentFlowError, createRandom, type Random, scheduledLearningRate, type TrainablePolicy } from '@agentflow/core';
+import { AgentFlowError, createRandom, scheduledLearningRate, type TrainablePolicy } from '@agentflow/core';
 
 /** One supervised example: the prompt's ids and the completion's ids (ending with EOS) to learn. */
 export interface SupervisedExample {
@@ -18,37 +18,12 @@ export interface SupervisedFineTuneSettings {
   schedule: 'cosine' | 'constant';
   /** Gradient clipping by global norm. Default 1 (HF TrainingArguments' max_grad_norm). */
   maxGradNorm?: number;
-  /**
-   * Batches of similar lengths (transformers' `group_by_length`): each epoch's shuffled examples
-   * are cut into groups of 50 batches, each group sorted by length and cut into batches, and the
-   * batches then run in a shuffled order. A batch is padded to its longest row, so on examples
-   * of mixed lengths this computes fewer padding tokens (the embedded default's demonstrations:
-   * 1.5x the real tokens in random batches, 1.0x grouped). Same batch count. Default false.
-   */
-  groupByLength?: boolean;
   /** Seeds each epoch's shuffle: epoch e's order depends on the seed and e alone, so a resumed run shuffles the same way. */
   seed: number;
   /** Epochs already done (a resumed run); their updates count in the schedule. Default 0. */
   startEpoch?: number;
   /** Called after each epoch with its mean loss: save a checkpoint here. */
   onEpoch?(epoch: number, meanLoss: number): void | Promise<void>;
-}
-
-/** `order` cut into batches of `batchSize` (the last one shorter). */
-function batchesOf(order: readonly number[], batchSize: number): number[][] {
-  const batches: number[][] = [];
-  for (let start = 0; start < order.length; start += batchSize) batches.push(order.slice(start, start + batchSize));
-  return batches;
-}
-
-/** Batches per group sorted by length in `groupByLength` (transformers' megabatch multiplier). */
-const LENGTH_GROUP_BATCHES = 50;
-
-/** `groupByLength`'s batches: groups of `order` sorted by length (longest first), cut, then shuffled. */
-function batchesByLength(order: readonly number[], examples: readonly SupervisedExample[], batchSize: number, random: Random): number[][] {
-  const length = (index: number) => examples[index]!.promptIds.length + examples[index]!.completionIds.length;
-  const groups = batchesOf(order, batchSize * LENGTH_GROUP_BATCHES);
-  return random.shuffle(groups.flatMap((group) => batchesOf([...group].sort((a, b) => length(b) - length(a)), batchSize)));
 }
 
 /** The floor of the cosine, over the peak. */
@@ -88,12 +63,11 @@ export async function supervisedFineTune(
   const totalSteps = Math.max(1, epochs * batchesPerEpoch);
   const losses: number[] = [];
   for (let epoch = settings.startEpoch ?? 0; epoch < epochs; epoch++) {
-    const random = createRandom(seed).fork(`warm-start:${epoch}`);
-    const order = random.shuffle(examples.map((_, index) => index));
+    const order = createRandom(seed).fork(`warm-start:${epoch}`).shuffle(examples.map((_, index) => index));
     let lossSum = 0;
     let batches = 0;
-    for (const batch of settings.groupByLength ? batchesByLength(order, examples, batchSize, random) : batchesOf(order, batchSize)) {
-      const rows = batch.map((index) => examples[index]!);
+    for (let start = 0; start < order.length; start += batchSize) {
+      const rows = order.slice(start, start + batchSize).map((index) => examples[index]!);
       const tokens = rows.reduce((sum, row) => sum + row.completionIds.length, 0);
       const stats = await policy.accumulateGradients({
         objective: { kind: 'nll' },

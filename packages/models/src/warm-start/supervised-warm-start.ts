@@ -100,7 +100,6 @@ export async function runSupervisedWarmStart<Policy extends WarmStartPolicy>(set
         warmupSteps: settings.warmupSteps,
         schedule: settings.schedule,
         ...(settings.maxGradNorm === undefined ? {} : { maxGradNorm: settings.maxGradNorm }),
-        ...(settings.groupByLength ? { groupByLength: true } : {}),
         seed,
         startEpoch: progress.epochsDone,
         onEpoch: async (epoch, loss) => {
