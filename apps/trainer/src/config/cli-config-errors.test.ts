@@ -51,11 +51,11 @@ describe('agentflow run on configs that cannot run', () => {
   it('refuses policy.maxSteps below the demonstrations, in the dry run and before a run starts', () => {
     const path = file('steps.yaml', 'policy:\n  maxSteps: 2\n');
     const dry = agentflow('run', '--config', path, '--dry-run');
-    expect(dry.stdout).toMatch(/✘ runnable settings \(policy\.maxSteps\): 2 planner decisions are fewer than the 4 the demonstration of train-\d+ takes/);
+    expect(dry.stdout).toMatch(/✘ runnable settings \(policy\.maxSteps\): 2 planner decisions are fewer than the \d+ the demonstration of train-\d+ takes/);
     expect(dry.status).toBe(2);
     const out = join(dir, 'steps-run');
     const run = agentflow('run', '--config', path, '--out', out, '--quiet');
-    expect(run.stderr).toMatch(/steps\.yaml: policy\.maxSteps: 2 planner decisions are fewer than the 4/);
+    expect(run.stderr).toMatch(/steps\.yaml: policy\.maxSteps: 2 planner decisions are fewer than the \d+/);
     expect(run.status).toBe(2);
     expect(existsSync(out)).toBe(false);
   });

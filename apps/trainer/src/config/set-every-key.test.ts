@@ -15,7 +15,7 @@ function leavesOf(value: unknown, path: string[] = []): Leaf[] {
 function candidates(value: unknown): unknown[] {
   if (typeof value === 'number') return [value + 1, value * 2, value / 2, value - 1, 1, 0.5];
   if (typeof value === 'boolean') return [!value];
-  if (typeof value === 'string') return [`${value}-set`, 'cpu', 'constant', 'mse', 'text', 'drop', 'vector', 'sequence-mean', 'population', 'either', 'float32'];
+  if (typeof value === 'string') return [`${value}-set`, 'cpu', 'constant', 'mse', 'text', 'drop', 'vector', 'sequence-mean', 'population', 'either', 'float32', 'log-probs'];
   // An empty list: a weight name, the only list of strings the default leaves empty (frozen patterns).
   if (Array.isArray(value)) return value.length > 1 ? [value.slice(0, 1)] : value.length === 1 ? [[...value, ...value]] : [['model.embed_tokens.weight']];
   if (value === null) return [1, 100, 0.1];

@@ -38,10 +38,10 @@ describe('shipped configs', () => {
     expect(formatMemoryPlan(full).join('\n')).toMatch(/full-parameter training holds .* Train planner with LoRA instead: .* which fits\./s);
   });
 
-  it('configs/exact-teacher.yaml is the default world with an exact teacher on 200 tasks and a text PRM', () => {
+  it('configs/exact-teacher.yaml is the world where every mistake is fatal with an exact teacher on 200 tasks and a text PRM', () => {
     const config = loadConfig(join(configs, 'exact-teacher.yaml'), runConfigSchema);
     const defaults = runConfigSchema.parse({});
-    expect(config.task).toEqual({ ...defaults.task, teacher: { errorRate: 0, mistakes: ['lookup'] } });
+    expect(config.task).toEqual({ ...defaults.task, decoyRate: 0, stepSlack: null, teacher: { errorRate: 0, mistakes: ['lookup'], recoveryRate: 0 } });
     expect(config.policy).toEqual(defaults.policy);
     expect(config.warmStart).toMatchObject({ epochs: 20, demonstrations: 200 });
     expect(config.prm).toMatchObject({ input: 'text', confidence: false, loss: 'mse', lora: { rank: 16, alpha: 32 } });

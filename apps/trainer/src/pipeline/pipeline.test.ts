@@ -55,7 +55,7 @@ describe('agentflow run (shortened embedded default)', () => {
     expect(state.stages['warm-start']?.result?.demonstrations).toBe(20);
     expect(state.stages['warm-start']?.result).toMatchObject({ heldOutTasks: 4, check: { ok: true } });
     const prm = JSON.parse(readFileSync(join(out, 'checkpoints', 'prm', 'prm-config.json'), 'utf8'));
-    expect(prm.settings).toMatchObject({ input: 'chat', confidence: true });
+    expect(prm.settings).toMatchObject({ input: 'chat', confidence: 'extended' });
     expect(prm.settings.trainable).toEqual({ kind: 'head' });
     // Trained in full, the warm planner is its checkpoint folder: nothing merged.
     expect(existsSync(join(out, 'checkpoints', 'policy-warm', 'model.safetensors'))).toBe(true);

@@ -8,7 +8,8 @@ import { assertRunnable, preflightProblems } from './preflight';
 
 // policy.maxSteps below the demonstrations' length used to pass the schema and fail the warm
 // start with INTERNAL; the pre-flight check refuses it, and its bound is the loop's own.
-const task = { kind: 'world', seed: 3, entities: 8, trainTasks: 20, testTasks: 4, levels: [1, 2], teacher: { errorRate: 0 } };
+// The world where every mistake is fatal: its demonstrations take 3 or 4 decisions.
+const task = { kind: 'world', seed: 3, entities: 8, trainTasks: 20, testTasks: 4, levels: [1, 2], decoyRate: 0, stepSlack: null, teacher: { errorRate: 0, recoveryRate: 0 } };
 const configWith = (maxSteps: number) => runConfigSchema.parse({ task, policy: { maxSteps }, warmStart: { check: { heldOutTasks: 4 } } });
 const guarded = guardedTaskSource(configWith(5));
 const tools = guarded.source.createTools({ pythonSlots: 2 });

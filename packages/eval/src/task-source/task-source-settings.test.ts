@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { longestDemonstration } from './longest-demonstration';
+import { createTaskWorld } from '../task-world/create-task-world';
 import { openConfiguredTaskSource } from './open-configured-task-source';
 import { TASK_WORLD_BOUNDS, taskSourceSettingsSchema, taskSourceSettingsSchemaWith, worldPlannerShapeIssues } from './task-source-settings';
+import { createWorldTaskSource } from './world-task-source';
 
 /** The issues of a failed parse as `path: message` lines. */
 function issuesOf(input: unknown, schema = taskSourceSettingsSchema): string[] {
@@ -17,9 +19,9 @@ const root = mkdtempSync(join(tmpdir(), 'agentflow-task-settings-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('the task settings block', () => {
-  it('is the generated world by default, with its planner, teacher and leakage defaults', () => {
+  it('is the generated world with recoverable mistakes by default, with its planner, teacher and leakage defaults', () => {
     const task = taskSourceSettingsSchema.parse(undefined);
-    expect(task).toMatchObject({ kind: 'world', seed: 7, entities: 24, trainTasks: 800, testTasks: 60, levels: [1, 2], maxValue: 9, leakageThreshold: 0.5, onLeakage: 'refuse' });
+    expect(task).toMatchObject({ kind: 'world', seed: 7, entities: 24, trainTasks: 800, testTasks: 60, levels: [1, 2], maxValue: 9, decoyRate: 0.3, stepSlack: 2, leakageThreshold: 0.5, onLeakage: 'refuse' });
     if (task.kind !== 'world') throw new Error('expected the world');
     expect(task.planner).toEqual({
       hiddenSize: 128,
@@ -30,7 +32,7 @@ describe('the task settings block', () => {
       ropeTheta: 10000,
       bpeMerges: 300,
     });
-    expect(task.teacher).toEqual({ errorRate: 0.4, mistakes: ['lookup'] });
+    expect(task.teacher).toEqual({ errorRate: 0.4, mistakes: ['lookup'], recoveryRate: 0.2 });
   });
 
   it('bounds the world before it is generated, and refuses unknown keys', () => {
@@ -64,7 +66,7 @@ describe('openConfiguredTaskSource', () => {
     };
     expect(demonstrations(1)).toEqual(demonstrations(1));
     expect(demonstrations(1)).toContain(false);
-    const exact = openConfiguredTaskSource(taskSourceSettingsSchema.parse({ ...task, teacher: { errorRate: 0 } }), { seed: 1 }).source;
+    const exact = openConfiguredTaskSource(taskSourceSettingsSchema.parse({ ...task, teacher: { errorRate: 0, recoveryRate: 0 } }), { seed: 1 }).source;
     expect(exact.split('train').every((item) => exact.demonstration!(item)!.exact)).toBe(true);
     expect(opened.createPresetPlanner).toBeTypeOf('function');
   });
@@ -72,7 +74,7 @@ describe('openConfiguredTaskSource', () => {
   it('opens the world with recoverable mistakes: items carry their step budget, the teacher recovers and answers right', () => {
     const block = { kind: 'world', seed: 3, entities: 8, trainTasks: 20, testTasks: 4, decoyRate: 0.5, stepSlack: 1 };
     const recovering = openConfiguredTaskSource(taskSourceSettingsSchema.parse({ ...block, teacher: { errorRate: 0, recoveryRate: 1, recoveries: ['decoy'] } }), { seed: 1 }).source;
-    const exact = openConfiguredTaskSource(taskSourceSettingsSchema.parse({ ...block, teacher: { errorRate: 0 } }), { seed: 1 }).source;
+    const exact = openConfiguredTaskSource(taskSourceSettingsSchema.parse({ ...block, teacher: { errorRate: 0, recoveryRate: 0 } }), { seed: 1 }).source;
     expect(recovering.description).toContain('decoy rate 0.5, step slack 1');
     const items = [...recovering.split('train'), ...recovering.split('test')];
     // The budget: the exact expert's decisions (a check after each stale lookup included) plus the slack.
@@ -83,17 +85,23 @@ describe('openConfiguredTaskSource', () => {
       expect(demonstration.actions).toHaveLength(item.maxSteps!);
       expect(demonstration.actions.at(-1)).toMatchObject({ action: 'finish', action_input: item.answer });
     }
-    // Without the settings, no budget and the description of before.
-    const plain = openConfiguredTaskSource(taskSourceSettingsSchema.parse({ kind: 'world', seed: 3, entities: 8, trainTasks: 20, testTasks: 4 }), { seed: 1 }).source;
+    // decoyRate 0 and stepSlack null: no budget, and the world of before, item for item.
+    const plain = openConfiguredTaskSource(
+      taskSourceSettingsSchema.parse({ kind: 'world', seed: 3, entities: 8, trainTasks: 20, testTasks: 4, decoyRate: 0, stepSlack: null, teacher: { recoveryRate: 0 } }),
+      { seed: 1 },
+    ).source;
     expect(plain.split('train').some((item) => 'maxSteps' in item)).toBe(false);
     expect(plain.description).toBe('task world seed 3 (20 train / 4 test tasks, levels 1, 2, 8 entities)');
+    const before = createWorldTaskSource(createTaskWorld({ seed: 3, entities: 8, trainTasks: 20, testTasks: 4, maxValue: 9 }), { teacher: { errorRate: 0.4, mistakes: ['lookup'], seed: 1 } });
+    expect(plain.split('train')).toEqual(before.split('train'));
+    expect(plain.split('train').map((item) => plain.demonstration!(item))).toEqual(before.split('train').map((item) => before.demonstration!(item)));
   });
 
   it("refuses a teacher whose rates add up past 1, and a decoy mistake in a world without decoys", () => {
     expect(issuesOf({ kind: 'world', teacher: { errorRate: 0.8, recoveryRate: 0.5 } })).toEqual([
       'teacher.recoveryRate: errorRate and recoveryRate add up to more than 1 (one draw per demonstration decides between them); lower one of them',
     ]);
-    expect(issuesOf({ kind: 'world', teacher: { mistakes: ['decoy'], recoveryRate: 0.2, recoveries: ['decoy', 'python'] } })).toEqual([
+    expect(issuesOf({ kind: 'world', decoyRate: 0, teacher: { mistakes: ['decoy'], recoveryRate: 0.2, recoveries: ['decoy', 'python'] } })).toEqual([
       "teacher.mistakes: 'decoy' needs stale entries to use: set decoyRate above 0, or leave 'decoy' out of teacher.mistakes",
       "teacher.recoveries: 'decoy' needs stale entries to use: set decoyRate above 0, or leave 'decoy' out of teacher.recoveries",
     ]);
