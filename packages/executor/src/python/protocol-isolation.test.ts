@@ -75,7 +75,9 @@ describe.skipIf(unavailable !== undefined)('the sandbox protocol, out of the cod
   it('a thread that keeps printing (print, os.write(1), os.write(2)) after its call returned never lands unlabelled in a later call', { timeout: 30_000 }, async () => {
     const start = [
       'import os, threading, time',
+      'go = threading.Event()',
       'def talk():',
+      '    go.wait()  # set by the next call: everything it writes is late output',
       '    for i in range(30):',
       '        print("print", i)',
       '        os.write(1, b"raw %d\\n" % i)',
@@ -90,16 +92,39 @@ describe.skipIf(unavailable !== undefined)('the sandbox protocol, out of the cod
     const done = () => ['print', 'raw', 'err'].every((kind) => late.join('').includes(`${kind} 29\n`));
     // Calls while the thread writes (about 0.4 s), until its last lines came back (10 calls at most).
     for (let index = 0; index < 10 && !done(); index += 1) {
-      const result = await run(`import time\ntime.sleep(0.1)\nprint("call", ${index})`, 'late-thread');
+      const result = await run(`go.set()\nimport time\ntime.sleep(0.1)\nprint("call", ${index})`, 'late-thread');
       expect(result.error, result.error).toBeUndefined();
       const { late: sections, own } = parts(result.output);
       expect(own).toBe(`call ${index}\n`);
       late.push(...sections.map((section) => section.text));
     }
-    // Everything the thread wrote came back, labelled with its call, whole lines only.
+    // Everything the thread wrote came back, labelled with its call, whole lines only: print
+    // writes a line in pieces, and a line half written when a call returns waits for the next.
     const lines = late.join('').split('\n').filter(Boolean);
     for (const kind of ['print', 'raw', 'err']) expect(lines).toContain(`${kind} 29`);
     for (const line of lines) expect(line).toMatch(/^(print|raw|err) \d+$/);
+  });
+
+  it('a line half written when a call returns waits for the next answer, once; a line that never ends is then returned as it is', { timeout: 30_000 }, async () => {
+    const start = [
+      'import os, threading',
+      'steps = [threading.Event() for _ in range(3)]',
+      'def talk():',
+      '    steps[0].wait()',
+      '    os.write(1, b"half ")',
+      '    steps[1].wait()',
+      '    os.write(1, b"line\\nno end")',
+      '    steps[2].wait()',
+      'threading.Thread(target=talk, daemon=True).start()',
+    ].join('\n');
+    await run(start, 'half-line');
+    // Each call lets the thread write its next piece, then waits long enough for it to land.
+    const step = (index: number) => run(`import time\nsteps[${index}].set()\ntime.sleep(0.2)\nprint("call ${index}")`, 'half-line');
+    const outputs = [];
+    for (const index of [0, 1, 2]) outputs.push(parts((await step(index)).output));
+    expect(outputs.map((output) => output.own)).toEqual(['call 0\n', 'call 1\n', 'call 2\n']);
+    // "half " waits; the next answer brings the whole line and holds "no end"; the one after gives it up as it is.
+    expect(outputs.map((output) => output.late.map((section) => section.text))).toEqual([[], ['half line\n'], ['no end\n']]);
   });
 
   it('a thread that never stops printing: later calls stay exact; its output comes labelled, cut with a count', { timeout: 30_000 }, async () => {

@@ -12,7 +12,8 @@
  *   the REPL (its read end, passed with the call's id and nonce when the REPL starts the
  *   call; threads of earlier calls stay on their own call's pipe, see `worker-source.ts`).
  *   Bytes of a pipe whose call is over are that call's late output, returned labelled with
- *   the next answer, cut past `maxOutputBytes` with a count.
+ *   the next answer (a line still being written then waits for the answer after, once), cut
+ *   past `maxOutputBytes` with a count.
  * - The end of the call and its error text: the first message on the answer socket that
  *   (1) the kernel says was sent by the REPL process itself (SCM_CREDENTIALS: a forked child
  *   has another pid and cannot claim the REPL's), (2) carries the open call's id and the
@@ -68,26 +69,40 @@ class Capture:
 
 
 class LateOutput:
-    """Output of calls that are over, per call, at most 'limit' bytes kept in all."""
+    """Output of calls that are over, per call, at most 'limit' bytes kept in all. A line
+    that is still being written when an answer goes out (print writes its pieces one by one)
+    is held for the next answer, once, so late output comes in whole lines and no character
+    is split between two answers."""
+
+    HOLD = 4096
 
     def __init__(self, limit):
         self.limit = limit
         self.kept = 0
-        self.calls = {}
+        self.calls = {}  # call -> [bytes kept, bytes written, bytes held over from the last answer]
 
     def add(self, call, data):
-        entry = self.calls.setdefault(call, [bytearray(), 0])
+        entry = self.calls.setdefault(call, [bytearray(), 0, 0])
         room = self.limit - self.kept
         if room > 0:
             entry[0] += data[:room]
             self.kept += min(room, len(data))
         entry[1] += len(data)
 
-    def take(self):
-        late = [{'call': call, 'text': bytes(kept).decode('utf-8', 'replace'), 'bytes': total}
-                for call, (kept, total) in sorted(self.calls.items())]
-        self.calls = {}
-        self.kept = 0
+    def take(self, open_calls):
+        late, held = [], {}
+        for call, (kept, total, carried) in sorted(self.calls.items()):
+            start = kept.rfind(b'\n') + 1
+            partial = len(kept) - start
+            # Held only when nothing was cut, the call's pipe is still open, and the line
+            # did not wait already (a newline came after the held bytes, or none were held).
+            if 0 < partial <= self.HOLD and total == len(kept) and call in open_calls and (start > 0 or carried == 0):
+                held[call] = [kept[start:], partial, partial]
+                kept, total = kept[:start], total - partial
+            if total > 0:
+                late.append({'call': call, 'text': bytes(kept).decode('utf-8', 'replace'), 'bytes': total})
+        self.calls = held
+        self.kept = sum(len(entry[0]) for entry in held.values())
         return late
 
 
@@ -312,7 +327,7 @@ class Supervisor:
         self.answered = call
         self.call = None
         self.send_host({'id': call.id, 'nonce': call.host_nonce, 'output': output, 'truncated': truncated,
-                        'error': error if isinstance(error, str) else None, 'late': self.late.take(), 'notes': notes})
+                        'error': error if isinstance(error, str) else None, 'late': self.late.take(set(self.pipes.values())), 'notes': notes})
         self.start_next()
 
     def send_host(self, message):
