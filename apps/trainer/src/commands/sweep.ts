@@ -55,7 +55,7 @@ export const registerSweepCommand: RegisterCommand = (program, context) => {
             .filter((other) => other.seed === spec.seed && other.dir !== spec.dir)
             .map((other) => ({ dir: other.dir, stages: shareableStages(other.dir, config) }))
             .reduce<{ dir: string; stages: string[] } | undefined>((best, other) => (other.stages.length > (best?.stages.length ?? 0) ? other : best), undefined);
-          const copied = source ? startFromSharedStages(source.dir, spec.dir, config) : [];
+          const copied = source ? startFromSharedStages(source, spec.dir, config) : [];
           if (source && copied.length > 0) {
             context.stderr(`sweep: ${spec.arm}, seed ${spec.seed} starts from the ${describeStages(copied)} of ${source.dir}\n`);
             await runPipelineCommand({ resume: spec.dir, ...progress }, context);

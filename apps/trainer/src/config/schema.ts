@@ -1,3 +1,4 @@
+import { needsStepScores } from '@agentflow/dapo';
 import { chatEndpointSchema, rolloutsSettingsSchema } from '@agentflow/llm';
 import { loraShapeSchema, loraShapeSchemaWithDefaults, policyDtypeSchema, trainableSetSchema, warmStartCheckSchema } from '@agentflow/models';
 import { crossTaskMemoryConfigSchema } from '@agentflow/flow';
@@ -205,6 +206,12 @@ export const runConfigSchema = z
         epochs: z.number().int().positive().default(80).describe('PRM training epochs at most (the default run: its best at epoch 23, stopped at 35).'),
         patience: z.number().int().positive().default(12).describe('Epochs without a better validation loss before the PRM stops (best parameters kept).'),
         validationFraction: z.number().min(0.05).max(0.5).default(0.25),
+        refreshAt: z
+          .array(z.number().int().positive())
+          .default([])
+          .describe(
+            "DAPO steps after which the PRM is made again on the policy of that step: the collect stage's tasks run with it, its steps labelled as label configures (Monte-Carlo completions with that policy), a new PRM trained on those labels; the steps after use it. Empty (the default): the train-prm stage's PRM scores every step. Needs a credit that uses the PRM.",
+          ),
       })
       .strict()
       .prefault({}),
@@ -213,6 +220,13 @@ export const runConfigSchema = z
   })
   .strict()
   .superRefine((config, context) => {
+    if (config.prm.refreshAt.length > 0 && !needsStepScores(config.train.credit)) {
+      context.addIssue({
+        code: 'custom',
+        path: ['prm', 'refreshAt'],
+        message: `prm.refreshAt [${config.prm.refreshAt.join(', ')}] refreshes the PRM, but train.credit kind ${config.train.credit.kind} uses none; remove prm.refreshAt or use a process credit (process-sum, process-min)`,
+      });
+    }
     const prmConflict = prmTrainableConflict(config.prm);
     if (prmConflict) context.addIssue({ code: 'custom', path: ['prm', 'trainable'], message: prmConflict });
     // vLLM servers load each step's LoRA adapter; a planner trained in full has none to send.

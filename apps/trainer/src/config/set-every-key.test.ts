@@ -16,8 +16,8 @@ function candidates(value: unknown): unknown[] {
   if (typeof value === 'number') return [value + 1, value * 2, value / 2, value - 1, 1, 0.5];
   if (typeof value === 'boolean') return [!value];
   if (typeof value === 'string') return [`${value}-set`, 'cpu', 'constant', 'mse', 'text', 'drop', 'vector', 'sequence-mean', 'population', 'either', 'float32', 'log-probs'];
-  // An empty list: a weight name, the only list of strings the default leaves empty (frozen patterns).
-  if (Array.isArray(value)) return value.length > 1 ? [value.slice(0, 1)] : value.length === 1 ? [[...value, ...value]] : [['model.embed_tokens.weight']];
+  // An empty list: a weight name (frozen patterns, the lists of strings the default leaves empty) or a step (prm.refreshAt).
+  if (Array.isArray(value)) return value.length > 1 ? [value.slice(0, 1)] : value.length === 1 ? [[...value, ...value]] : [['model.embed_tokens.weight'], [15]];
   if (value === null) return [1, 100, 0.1];
   return [];
 }

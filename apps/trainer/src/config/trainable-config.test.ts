@@ -66,3 +66,14 @@ describe('what the warm start and DAPO train (warmStart.trainable, train.trainab
     expect(load('warmStart.trainable.kind=full', 'train.lora=null', 'train.trainable.kind=full').train.lora).toBeNull();
   });
 });
+
+describe('prm.refreshAt', () => {
+  it('is empty by default, takes DAPO steps, and is refused with a credit that uses no PRM', () => {
+    expect(load().prm.refreshAt).toEqual([]);
+    expect(load('prm.refreshAt=[10, 20]').prm.refreshAt).toEqual([10, 20]);
+    expect(refused('prm.refreshAt=[0]')).toMatch(/prm\.refreshAt\.0: Too small/);
+    expect(refused('prm.refreshAt=[15]', 'train.credit.kind=outcome')).toMatch(
+      /prm\.refreshAt \[15\] refreshes the PRM, but train\.credit kind outcome uses none; remove prm\.refreshAt or use a process credit/,
+    );
+  });
+});

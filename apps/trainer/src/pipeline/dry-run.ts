@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { checkModelFolder } from '@agentflow/models';
 import { needsStepScores } from '@agentflow/dapo';
-import { resolvePrmTrainable } from '@agentflow/prm';
+import { confidenceFeatureSet, resolvePrmTrainable } from '@agentflow/prm';
 import type { RunConfig } from '../config/schema';
 import { type GuardedTaskSource, guardedTaskSource } from './pipeline-context';
 import { preflightProblems, runEndpoints } from './preflight';
@@ -131,8 +131,10 @@ function prmLines(config: RunConfig, stages: readonly string[]): string[] {
   const trainable = resolvePrmTrainable(config.prm);
   const trains =
     trainable.kind === 'head' ? 'head only' : trainable.kind === 'lora' ? `LoRA rank ${trainable.rank}` : `${everyWeight(trainable.frozen)} of the backbone (lr ${config.prm.backboneLearningRate}) and the head`;
+  const confidence = confidenceFeatureSet(config.prm.confidence);
+  const refresh = config.prm.refreshAt.length > 0 ? `, made again after DAPO step${config.prm.refreshAt.length > 1 ? 's' : ''} ${config.prm.refreshAt.join(', ')}` : '';
   return [
-    `  PRM: input ${config.prm.input}${config.prm.confidence ? ` + confidence (${config.prm.confidence === true ? 'log-probs' : config.prm.confidence})` : ''}, ${trains}, ${config.prm.loss}, up to ${config.prm.epochs} epochs`,
+    `  PRM: input ${config.prm.input}${confidence ? ` + confidence (${confidence})` : ''}, ${trains}, ${config.prm.loss}, up to ${config.prm.epochs} epochs${refresh}`,
     `  label: ${config.label.kind === 'judge' ? `judge ${config.label.endpoint.model}${config.label.includeReference ? ' (with the reference answer)' : ''}` : `Monte-Carlo, ${config.label.samples} completions per step`}`,
   ];
 }

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import { assertNever, createRandom, readJsonl, type Stage, type Trajectory } from '@agentflow/core';
+import { assertNever, createRandom, type LanguageModel, readJsonl, type Stage, type Trajectory } from '@agentflow/core';
 import { createFlowCompleter } from '@agentflow/flow';
 import { createChatModel } from '@agentflow/llm';
-import { type CollectedStepsAdvice, createJudgeLabelling, createMonteCarloLabelling, labelTrajectoriesToFile, type StepLabelling } from '@agentflow/prm';
+import { type CollectedStepsAdvice, createJudgeLabelling, createMonteCarloLabelling, type LabelSummary, labelTrajectoriesToFile, type StepLabelling } from '@agentflow/prm';
 import { createRunAgent } from '../pipeline/agent';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { openPlannerCheckpoint, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
@@ -40,11 +40,16 @@ export const MONTE_CARLO_NAMES = {
   check: 'what the completions call (fixedModules, the tools), or label with a judge (label.kind judge)',
 };
 
-/** Monte-Carlo labels: N completions from each step with the warm-started planner, within the task's step budget, right by the source's reward. */
-async function monteCarloLabelling(context: PipelineContext, samples: number): Promise<StepLabelling> {
+/** The planner Monte-Carlo completions continue with, and what to release after. */
+export interface CompletionPlanner {
+  model: LanguageModel;
+  release: () => Promise<void>;
+}
+
+/** Monte-Carlo labels: N completions from each step with `planner`, within the task's step budget, right by the source's reward. */
+function monteCarloLabelling(context: PipelineContext, samples: number, planner: CompletionPlanner, seedStream: string): StepLabelling {
   const { config, source } = context;
-  const policy = await openPlannerCheckpoint(context, POLICY_CHECKPOINTS.warm);
-  const agent = createRunAgent(context, policy.languageModel);
+  const agent = createRunAgent(context, planner.model);
   const complete = createFlowCompleter({
     tools: context.tools.tools,
     createPlanner: ({ seed }) => agent.planner(seed),
@@ -56,8 +61,8 @@ async function monteCarloLabelling(context: PipelineContext, samples: number): P
     maxStepsFor: (trajectory) => (trajectory.taskId === undefined ? undefined : source.item(trajectory.taskId).maxSteps),
     concurrency: 16,
   });
-  const random = createRandom(config.seed).fork('label');
-  return createMonteCarloLabelling({ complete, samples, random, concurrency: 4, description: MONTE_CARLO_NAMES, release: () => policy.policy.release() });
+  const random = createRandom(config.seed).fork(seedStream);
+  return createMonteCarloLabelling({ complete, samples, random, concurrency: 4, description: MONTE_CARLO_NAMES, release: planner.release });
 }
 
 /** LLM-judge labels from the configured endpoint, with the task's reference answer when `includeReference` is set. */
@@ -77,34 +82,63 @@ function judgeLabelling(context: PipelineContext, settings: Extract<PipelineCont
 }
 
 /**
- * Labels the collected trajectories' steps, Monte-Carlo or by a judge (`label.kind`), into the
- * run directory with prm's `labelTrajectoriesToFile`: resumable, and stopped with the settings
- * to change when the PRM would have nothing to learn from.
+ * Labels `trajectories`' steps, Monte-Carlo with the planner `openPlanner` opens (opened only
+ * then) or by a judge (`label.kind`), into `labelsPath` with prm's `labelTrajectoriesToFile`:
+ * resumable, and stopped with the settings to change when the PRM would have nothing to learn from.
  */
+export async function labelToFile(
+  context: PipelineContext,
+  settings: {
+    trajectories: Trajectory[];
+    labelsPath: string;
+    summaryPath: string;
+    openPlanner: () => Promise<CompletionPlanner>;
+    seedStream: string;
+    onProgress: (completed: number, total: number) => void;
+    /** Prefixes the messages (default `label`). */
+    stage?: string;
+  },
+): Promise<LabelSummary> {
+  const { run } = context;
+  const label = context.config.label;
+  const example = label.kind === 'judge' ? ', e.g. --set label.endpoint.baseUrl=URL' : '';
+  const summary = await labelTrajectoriesToFile({
+    trajectories: settings.trajectories,
+    labeller: label.kind,
+    openLabelling: async () => {
+      switch (label.kind) {
+        case 'monte-carlo':
+          return monteCarloLabelling(context, label.samples, await settings.openPlanner(), settings.seedStream);
+        case 'judge':
+          return judgeLabelling(context, label);
+        default:
+          return assertNever(label, 'label kind');
+      }
+    },
+    labelsPath: settings.labelsPath,
+    summaryPath: settings.summaryPath,
+    ...(settings.stage ? { stage: settings.stage } : {}),
+    advice: collectedStepsAdvice(context),
+    resumeHint: `resume: agentflow run --resume ${run.root} (--set KEY=VALUE changes the run's config${example})`,
+    onProgress: ({ completed, total }) => settings.onProgress(completed, total),
+  });
+  return summary;
+}
+
+/** Labels the collected trajectories' steps ({@link labelToFile}), Monte-Carlo with the warm-started planner. */
 export const labelStage: Stage<PipelineContext> = {
   name: 'label',
   async run(context, emit) {
-    const { config, run } = context;
-    const settings = config.label;
-    const example = settings.kind === 'judge' ? ', e.g. --set label.endpoint.baseUrl=URL' : '';
-    const summary = await labelTrajectoriesToFile({
+    const summary = await labelToFile(context, {
       trajectories: trajectoriesToLabel(context),
-      labeller: settings.kind,
-      openLabelling: () => {
-        switch (settings.kind) {
-          case 'monte-carlo':
-            return monteCarloLabelling(context, settings.samples);
-          case 'judge':
-            return judgeLabelling(context, settings);
-          default:
-            return assertNever(settings, 'label kind');
-        }
-      },
       labelsPath: labelsPath(context),
       summaryPath: labelSummaryPath(context),
-      advice: collectedStepsAdvice(context),
-      resumeHint: `resume: agentflow run --resume ${run.root} (--set KEY=VALUE changes the run's config${example})`,
-      onProgress: ({ completed, total }) => emit({ type: 'progress', stage: 'label', completed, total }),
+      openPlanner: async () => {
+        const policy = await openPlannerCheckpoint(context, POLICY_CHECKPOINTS.warm);
+        return { model: policy.languageModel, release: () => policy.policy.release() };
+      },
+      seedStream: 'label',
+      onProgress: (completed, total) => emit({ type: 'progress', stage: 'label', completed, total }),
     });
     for (const failure of summary.failureSample) emit({ type: 'log', level: 'warn', message: `label: step ${failure}` });
     return summary;

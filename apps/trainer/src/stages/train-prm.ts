@@ -41,38 +41,39 @@ function nothingToLearnError(context: PipelineContext, lines: number): AgentFlow
 }
 
 /**
- * Trains the regression-head PRM on the step labels of three quarters of the labelled
- * trajectories and measures it on the rest (split by trajectory, so no trajectory is on both
- * sides). The backbone is the warm-started planner (its adapter merged), read frozen unless
+ * Trains a regression-head PRM on `examples` (three quarters of their trajectories; the rest
+ * measure it, split by trajectory, so no trajectory is on both sides) and saves it to `outDir`.
+ * The backbone is the warm-started planner (its adapter merged), read frozen unless
  * `prm.trainable` (or `prm.lora`) trains LoRA on it or its weights in full; the head learns.
+ * Each epoch's losses go to metrics.jsonl under `metricsStage`.
  */
-export const trainPrmStage: Stage<PipelineContext> = {
-  name: 'train-prm',
-  async run(context, emit) {
-    const { config, run } = context;
-    const labelled = readJsonl<PrmExample>(labelsPath(context), { allowMissing: true });
-    const examples = labelled.filter((example) => example.action !== null);
-    if (examples.length === 0) throw nothingToLearnError(context, labelled.length);
-    const split = splitByTrajectory(
-      examples.map((example) => example.trajectoryId),
-      config.prm.validationFraction,
-      createRandom(config.seed).fork('prm-split'),
-    );
-    const train = split.train.map((index) => examples[index]!);
-    const heldOut = split.validation.map((index) => examples[index]!);
-    let backbone: string;
-    if ('path' in config.prm.backbone) backbone = config.prm.backbone.path;
-    else backbone = await plannerPhases(context).writeMergedWarm();
-    const prm = await createPrm({
-      // The PRM reads prompts (input 'chat') as the planner's chat template rendered them.
-      backbone: { kind: 'folder', path: backbone, chatTemplateKwargs: config.policy.chatTemplateKwargs },
-      device: config.device,
-      input: config.prm.input,
-      confidence: config.prm.confidence,
-      // What trains with the head: prm.trainable, or its earlier spelling prm.lora (the config refuses both).
-      ...(config.prm.trainable ? { trainable: config.prm.trainable } : {}),
-      ...(config.prm.lora ? { lora: config.prm.lora } : {}),
-    });
+export async function trainPrmOn(
+  context: PipelineContext,
+  examples: readonly PrmExample[],
+  settings: { outDir: string; metricsStage: string; onEpoch?: (epoch: number, trainLoss: number) => void },
+): Promise<PrmStageResult> {
+  const { config, run } = context;
+  const split = splitByTrajectory(
+    examples.map((example) => example.trajectoryId),
+    config.prm.validationFraction,
+    createRandom(config.seed).fork('prm-split'),
+  );
+  const train = split.train.map((index) => examples[index]!);
+  const heldOut = split.validation.map((index) => examples[index]!);
+  let backbone: string;
+  if ('path' in config.prm.backbone) backbone = config.prm.backbone.path;
+  else backbone = await plannerPhases(context).writeMergedWarm();
+  const prm = await createPrm({
+    // The PRM reads prompts (input 'chat') as the planner's chat template rendered them.
+    backbone: { kind: 'folder', path: backbone, chatTemplateKwargs: config.policy.chatTemplateKwargs },
+    device: config.device,
+    input: config.prm.input,
+    confidence: config.prm.confidence,
+    // What trains with the head: prm.trainable, or its earlier spelling prm.lora (the config refuses both).
+    ...(config.prm.trainable ? { trainable: config.prm.trainable } : {}),
+    ...(config.prm.lora ? { lora: config.prm.lora } : {}),
+  });
+  try {
     const report = await prm.train(train, {
       epochs: config.prm.epochs,
       patience: config.prm.patience,
@@ -83,15 +84,14 @@ export const trainPrmStage: Stage<PipelineContext> = {
       recompute: config.policy.recompute,
       seed: config.seed,
       onEpoch: (epoch) => {
-        run.appendMetrics([{ stage: 'train-prm', step: epoch.epoch, trainLoss: epoch.trainLoss, validationLoss: epoch.validationLoss }]);
-        emit({ type: 'progress', stage: 'train-prm', completed: epoch.epoch, total: config.prm.epochs, metrics: { loss: epoch.trainLoss } });
+        run.appendMetrics([{ stage: settings.metricsStage, step: epoch.epoch, trainLoss: epoch.trainLoss, validationLoss: epoch.validationLoss }]);
+        settings.onEpoch?.(epoch.epoch, epoch.trainLoss);
       },
     });
     const scores = await prm.score(heldOut);
     const evaluation = evaluatePrm(heldOut, scores, { trainingLabelMean: report.trainingLabelMean });
-    await savePrm(prm, join(run.paths.checkpoints, 'prm'));
-    await prm.release();
-    const result: PrmStageResult = {
+    await savePrm(prm, settings.outDir);
+    return {
       mse: evaluation.mse,
       mse_constant: evaluation.constantPredictorMse,
       pearson: Number.isFinite(evaluation.pearson) ? evaluation.pearson : null,
@@ -101,6 +101,23 @@ export const trainPrmStage: Stage<PipelineContext> = {
       trainExamples: train.length,
       bestEpoch: report.bestEpoch,
     };
-    return result;
+  } finally {
+    await prm.release();
+  }
+}
+
+/** Trains the run's PRM ({@link trainPrmOn}) on the label stage's steps into `checkpoints/prm`. */
+export const trainPrmStage: Stage<PipelineContext> = {
+  name: 'train-prm',
+  async run(context, emit) {
+    const { config, run } = context;
+    const labelled = readJsonl<PrmExample>(labelsPath(context), { allowMissing: true });
+    const examples = labelled.filter((example) => example.action !== null);
+    if (examples.length === 0) throw nothingToLearnError(context, labelled.length);
+    return trainPrmOn(context, examples, {
+      outDir: join(run.paths.checkpoints, 'prm'),
+      metricsStage: 'train-prm',
+      onEpoch: (epoch, trainLoss) => emit({ type: 'progress', stage: 'train-prm', completed: epoch, total: config.prm.epochs, metrics: { loss: trainLoss } }),
+    });
   },
 };

@@ -1,20 +1,21 @@
-import { join } from 'node:path';
-import { AgentFlowError, createRandom, type MetricsRow, type Stage, type StepScorer } from '@agentflow/core';
+import { AgentFlowError, createRandom, type MetricsRow, type Stage } from '@agentflow/core';
 import { createDapoTrainer, needsStepScores } from '@agentflow/dapo';
 import { createOutcomeScorer, type TaskItem } from '@agentflow/eval';
 import { createRolloutSampler } from '@agentflow/flow';
 import { createRolloutBackend } from '@agentflow/llm';
-import { createPrmScorer, loadPrm } from '@agentflow/prm';
 import { createRunAgent } from '../pipeline/agent';
 import { evaluatePlanner } from '../pipeline/evaluate-planner';
 import type { PipelineContext } from '../pipeline/pipeline-context';
 import { openDapoStart, plannerPhases, POLICY_CHECKPOINTS } from '../pipeline/planner-checkpoints';
+import { createRefreshablePrm, readRefreshResult, refreshPrm } from './prm-refresh';
 
 /**
  * DAPO on the warm-started planner: G rollouts per training task, the outcome reward from
  * the task source, step credit from the PRM (or the outcome broadcast with `credit:
  * outcome`), every DAPO setting from `train`, checkpoints every `checkpointEvery` steps,
  * held-out accuracy on the first `evaluationTasks` test tasks every `evaluateEvery` steps.
+ * After each step of `prm.refreshAt` the PRM is relabelled and retrained on the policy of that
+ * step (./prm-refresh.ts), and the steps after it are scored by the new one.
  */
 export const trainStage: Stage<PipelineContext> = {
   name: 'train',
@@ -32,8 +33,8 @@ export const trainStage: Stage<PipelineContext> = {
     // The KL term's reference is the warm-started planner, frozen: with LoRA scored by the
     // policy's own session (one copy of the model), trained in full loaded from its folder.
     const reference = dapo.klCoefficient > 0 ? await planner.warmReference(policy.policy) : undefined;
-    let stepScorer: StepScorer | undefined;
-    if (needsStepScores(dapo.credit)) stepScorer = createPrmScorer(await loadPrm(join(run.paths.checkpoints, 'prm'), { device: config.device, batchSize: config.prm.scoringBatchSize }));
+    // The PRM in use, swapped for a retrained one after each step of prm.refreshAt.
+    const scorer = needsStepScores(dapo.credit) ? createRefreshablePrm(context) : undefined;
     // Rollouts in-process, or on vLLM servers that get each step's adapter (policy.rollouts).
     const rollouts = createRolloutBackend({
       rollouts: config.policy.rollouts,
@@ -61,7 +62,7 @@ export const trainStage: Stage<PipelineContext> = {
       sampleRollouts: createRolloutSampler({ run: agent.run, idPrefix: 'train' }),
       // Solved training tasks join the cross-task memory (when on); test tasks never do.
       scoreOutcome: createOutcomeScorer(source, context.crossTask ? { onScored: context.crossTask.remember } : {}),
-      ...(stepScorer ? { stepScorer } : {}),
+      ...(scorer ? { stepScorer: scorer.stepScorer } : {}),
       ...(reference ? { referencePolicy: reference } : {}),
       random: createRandom(config.seed).fork('dapo'),
       checkpointDir: dapoDir,
@@ -92,10 +93,16 @@ export const trainStage: Stage<PipelineContext> = {
     const resumedAt = await trainer.resume();
     await rollouts.prepare();
     emit({ type: 'progress', stage: 'train', completed: resumedAt ?? 0, total: dapo.totalSteps });
+    // The PRM of the latest refresh at or before the step resumed at (made now if a kill stopped it).
+    const refreshWith = (step: number) => refreshPrm(context, { step, model: rollouts.languageModel }, emit);
+    await scorer?.use(trainer.step, refreshWith);
     let stoppedEarly: string | undefined;
     let saturated = false;
     try {
-      await trainer.run();
+      for (const until of [...(scorer?.refreshSteps.filter((step) => step > trainer.step) ?? []), dapo.totalSteps]) {
+        await trainer.run({ untilStep: until });
+        if (until < dapo.totalSteps) await scorer?.use(trainer.step, refreshWith);
+      }
     } catch (error) {
       // No group with a learning signal in maxRounds rounds: the policy answers every prompt the
       // same way (saturated: right every time). Training cannot go on; what it learned is evaluated.
@@ -108,7 +115,9 @@ export const trainStage: Stage<PipelineContext> = {
     await policy.policy.save(final);
     await policy.policy.release();
     await reference?.release();
-    return { steps: trainer.step, resumedAt, ...(stoppedEarly ? { stoppedEarly, saturated } : {}) };
+    await scorer?.release();
+    const prmRefreshes = scorer ? scorer.refreshSteps.filter((step) => step <= trainer.step).map((step) => readRefreshResult(context, step)) : [];
+    return { steps: trainer.step, resumedAt, ...(stoppedEarly ? { stoppedEarly, saturated } : {}), ...(prmRefreshes.length > 0 ? { prmRefreshes } : {}) };
   },
 };
 

@@ -47,15 +47,15 @@ export function shareableStages(source: string, config: RunConfig): string[] {
 }
 
 /**
- * Starts the run `config` in `dir` from the stages `source` finished before DAPO (see
- * `shareableStages`; core's copyFinishedStages: the planner, its checkpoint and progress, the
+ * Starts the run `config` in `dir` from `stages` of the run `source` (what `shareableStages`
+ * gave for them; core's copyFinishedStages: the planner, its checkpoint and progress, the
  * trajectories, labels and PRM, the stages' results and metrics rows), so that resuming `dir`
  * goes on from the first stage not copied as a fresh run would: every later stage draws from its
  * own fork of the seed. Returns the stages copied; empty, writing nothing, when there is nothing to share.
  */
-export function startFromSharedStages(source: string, dir: string, config: RunConfig): string[] {
-  const stages = shareableStages(source, config);
+export function startFromSharedStages(source: { dir: string; stages: readonly string[] }, dir: string, config: RunConfig): string[] {
+  const stages = [...source.stages];
   if (stages.length === 0) return [];
   const paths = SHAREABLE_STAGES.filter((entry) => stages.includes(entry.stage)).flatMap((entry) => entry.paths);
-  return copyFinishedStages(source, dir, { stages, paths, config }) ? stages : [];
+  return copyFinishedStages(source.dir, dir, { stages, paths, config }) ? stages : [];
 }
