@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readJsonl } from '@agentflow/core';
+import { copyFinishedStages, readJsonl } from '@agentflow/core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runSummarySchema } from '@agentflow/eval';
 import { vllmStatePath } from '@agentflow/llm';
@@ -67,7 +67,14 @@ describe('DAPO with rollouts on two loopback vLLM servers (the stand-in), traini
     const viaVllm = await agentflow(['run', '--config', compareConfig, '--out', join(work, 'vllm'), '--quiet', '--set', rolloutsFlag([first!, second!], ', maxTokenLogprobGap: 1.0e-4')]);
     expect(viaVllm.stderr).toBe('');
     expect(viaVllm.status).toBe(0);
-    const local = await agentflow(['run', '--config', compareConfig, '--out', join(work, 'local'), '--quiet']);
+    // The local run starts from the vLLM run's warm start (the same for both: rollouts do not
+    // enter it), so the two differ only in where DAPO's rollouts are sampled.
+    const vllmConfig = JSON.parse(readFileSync(join(work, 'vllm', 'config.json'), 'utf8')) as { policy: Record<string, unknown> };
+    const localConfig = { ...vllmConfig, out: join(work, 'local'), policy: { ...vllmConfig.policy, rollouts: { kind: 'local' } } };
+    const stages = ['warm-start', 'eval-before', 'collect'];
+    const paths = ['models/policy', 'checkpoints/policy-warm', 'checkpoints/warm-start.json', 'leakage.json', 'trajectories.jsonl'];
+    expect(copyFinishedStages(join(work, 'vllm'), join(work, 'local'), { stages, paths, config: localConfig })).toBe(true);
+    const local = await agentflow(['run', '--resume', join(work, 'local'), '--quiet']);
     expect(local.status, local.stderr).toBe(0);
 
     // Every version is loaded on both servers before any completion asks for it, then unloaded.
@@ -97,7 +104,7 @@ describe('DAPO with rollouts on two loopback vLLM servers (the stand-in), traini
       expect(row.logprobGapMax as number).toBeLessThan(1e-4);
     }
 
-    // Held-out accuracy, the same seed through both back ends, side by side.
+    // Held-out accuracy, the same seed and warm start through both back ends, side by side.
     const summaryOf = (out: string) => runSummarySchema.parse(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')));
     const [vllmSummary, localSummary] = [summaryOf(join(work, 'vllm')), summaryOf(join(work, 'local'))];
     const [vllmCurve, localCurve] = [curveOf(join(work, 'vllm')), curveOf(join(work, 'local'))];
@@ -108,7 +115,6 @@ describe('DAPO with rollouts on two loopback vLLM servers (the stand-in), traini
         `vLLM stand-ins (2)           ${[vllmSummary.before.accuracy, ...vllmCurve, vllmSummary.after.accuracy].map((value) => value.toFixed(3).padStart(6)).join('  ')}`,
       ].join('\n'),
     );
-    expect(vllmSummary.before.accuracy).toBe(localSummary.before.accuracy);
     expect(vllmCurve).toHaveLength(2);
     // Within the noise of 20 tasks: a 95% band of two independent binomial proportions near 1/2.
     const band = 1.96 * Math.sqrt((2 * 0.25) / 20);
