@@ -33,8 +33,8 @@ function withValue(root: unknown, path: readonly string[], value: unknown): unkn
 /** Settings whose default follows another one: setting the first moves the second with it. */
 const FOLLOWS: Record<string, string[]> = { 'train.promptsPerBatch': ['train.promptsPerMiniBatch'] };
 
-/** Leaves no other value of their type can take without changing another key (an enum of one, a list whose items are programs). */
-const ONLY_DEFAULT = new Set(['policy.model.preset', 'prm.backbone.preset', 'fixedModules', 'memory.crossTask', 'tools.webSearch', 'tools.wikipedia', 'prm.lora', 'memory.mode']);
+/** Leaves no other value of their type can take without changing another key (an enum of one, a list whose items are programs), or null where a block goes (prm.lora, warmStart.check.abandon). */
+const ONLY_DEFAULT = new Set(['policy.model.preset', 'prm.backbone.preset', 'fixedModules', 'memory.crossTask', 'tools.webSearch', 'tools.wikipedia', 'prm.lora', 'memory.mode', 'warmStart.check.abandon']);
 
 describe('--set on the built-in default', () => {
   const defaults = runConfigSchema.parse({});

@@ -5,9 +5,10 @@ import { warmStartCheckSchema } from './warm-start-check-schema';
 describe('warmStartCheckSchema', () => {
   it("gives the default run's check, keeps null (no check), and refuses unknown keys and bounds", () => {
     const check: WarmStartCheck | null = warmStartCheckSchema.parse(undefined);
-    expect(check).toEqual({ heldOutTasks: 40, minAccuracy: 0.2, maxLoss: 0.15, abandon: { afterEpoch: 3, aboveLoss: 0.3 } });
+    // No early abandon by default: with no retry left, it could only turn a slow start into a failed run.
+    expect(check).toEqual({ heldOutTasks: 40, minAccuracy: 0.2, maxLoss: 0.15, abandon: null });
     expect(warmStartCheckSchema.parse(null)).toBeNull();
-    expect(warmStartCheckSchema.parse({ abandon: null })).toMatchObject({ abandon: null, heldOutTasks: 40 });
+    expect(warmStartCheckSchema.parse({ abandon: {} })).toMatchObject({ abandon: { afterEpoch: 3, aboveLoss: 0.3 }, heldOutTasks: 40 });
     // The retries from new initialisations are gone, and a config that asks for them is told so.
     const retries = warmStartCheckSchema.safeParse({ attempts: 2 });
     expect(retries.success).toBe(false);
