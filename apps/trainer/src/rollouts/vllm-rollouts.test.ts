@@ -2,11 +2,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { copyFinishedStages, readJsonl } from '@agentflow/core';
+import { readJsonl } from '@agentflow/core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runSummarySchema } from '@agentflow/eval';
 import { vllmStatePath } from '@agentflow/llm';
 import { startVllmStandIn, type VllmStandIn } from '@agentflow/llm/testing';
+import type { RunConfig } from '../config/schema';
+import { startFromSharedStages } from '../sweep/shared-stages';
 
 const cli = join(__dirname, '..', '..', 'dist', 'cli.js');
 const config = join(__dirname, '__fixtures__', 'vllm-short.yaml');
@@ -68,12 +70,11 @@ describe('DAPO with rollouts on two loopback vLLM servers (the stand-in), traini
     expect(viaVllm.stderr).toBe('');
     expect(viaVllm.status).toBe(0);
     // The local run starts from the vLLM run's warm start (the same for both: rollouts do not
-    // enter it), so the two differ only in where DAPO's rollouts are sampled.
-    const vllmConfig = JSON.parse(readFileSync(join(work, 'vllm', 'config.json'), 'utf8')) as { policy: Record<string, unknown> };
-    const localConfig = { ...vllmConfig, out: join(work, 'local'), policy: { ...vllmConfig.policy, rollouts: { kind: 'local' } } };
+    // enter it), copied as a sweep shares stages, so the two differ only in where DAPO's rollouts are sampled.
+    const vllmConfig = JSON.parse(readFileSync(join(work, 'vllm', 'config.json'), 'utf8')) as RunConfig;
+    const localConfig: RunConfig = { ...vllmConfig, out: join(work, 'local'), policy: { ...vllmConfig.policy, rollouts: { kind: 'local' } } };
     const stages = ['warm-start', 'eval-before', 'collect'];
-    const paths = ['models/policy', 'checkpoints/policy-warm', 'checkpoints/warm-start.json', 'leakage.json', 'trajectories.jsonl'];
-    expect(copyFinishedStages(join(work, 'vllm'), join(work, 'local'), { stages, paths, config: localConfig })).toBe(true);
+    expect(startFromSharedStages({ dir: join(work, 'vllm'), stages }, join(work, 'local'), localConfig)).toEqual(stages);
     const local = await agentflow(['run', '--resume', join(work, 'local'), '--quiet']);
     expect(local.status, local.stderr).toBe(0);
 

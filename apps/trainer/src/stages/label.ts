@@ -102,7 +102,7 @@ export async function labelToFile(
   const { run } = context;
   const label = context.config.label;
   const example = label.kind === 'judge' ? ', e.g. --set label.endpoint.baseUrl=URL' : '';
-  const summary = await labelTrajectoriesToFile({
+  return labelTrajectoriesToFile({
     trajectories: settings.trajectories,
     labeller: label.kind,
     openLabelling: async () => {
@@ -122,7 +122,6 @@ export async function labelToFile(
     resumeHint: `resume: agentflow run --resume ${run.root} (--set KEY=VALUE changes the run's config${example})`,
     onProgress: ({ completed, total }) => settings.onProgress(completed, total),
   });
-  return summary;
 }
 
 /** Labels the collected trajectories' steps ({@link labelToFile}), Monte-Carlo with the warm-started planner. */

@@ -11,8 +11,9 @@ import { AgentFlowError, type StepScoringInput } from '@agentflow/core';
  * A logistic head is linear in its inputs, and the chance that a trajectory succeeds is not
  * linear in a log-prob: on the Monte-Carlo labels of the world with recoverable mistakes it falls
  * from 0.73 where no token so far was below probability 1/e to 0.14 just under it, and stays at
- * 0.14-0.26 down to log-probs of -30 (the trainer's docs/perf.md). The probabilities put that step where a linear head can draw it; the
- * count of earlier decisions says how much of the step budget is spent.
+ * 0.14-0.26 down to log-probs of -30 (the repository's docs/perf.md). The probabilities put that
+ * step where a linear head can draw it; the count of earlier decisions says how much of the step
+ * budget is spent.
  */
 export type ConfidenceFeatureSet = 'log-probs' | 'extended';
 /** The names `PrmConfig.confidence` takes: off, or a feature set (`true` meaning `log-probs`). */
