@@ -15,7 +15,7 @@ import type { PipelineContext } from './pipeline-context';
 
 const cli = join(__dirname, '..', '..', 'dist', 'cli.js');
 const config = join(__dirname, '__fixtures__', 'short-run.yaml');
-const SETTINGS = ['prm.refreshAt=[1]', 'train.totalSteps=2', 'label.maxTrajectories=12'].flatMap((setting) => ['--set', setting]);
+const SETTINGS = ['prm.refreshAt=[1]', 'train.totalSteps=2', 'collect.maxTasks=12', 'label.maxTrajectories=8', 'train.evaluateEvery=0'].flatMap((setting) => ['--set', setting]);
 
 describe('agentflow run with prm.refreshAt (shortened embedded default)', () => {
   beforeAll(() => {
@@ -49,15 +49,15 @@ describe('agentflow run with prm.refreshAt (shortened embedded default)', () => 
     expect(resumed.stderr).toBe('');
     expect(resumed.status).toBe(0);
 
-    // The refresh ran the collect stage's tasks (24 tasks, one rollout each) once each, and labelled each step once.
+    // The refresh ran the collect stage's tasks (12 tasks, one rollout each) once each, and labelled each step once.
     const trajectories = readJsonl<Trajectory>(join(refresh, 'trajectories.jsonl'));
-    expect(trajectories).toHaveLength(24);
-    expect(new Set(trajectories.map((trajectory) => trajectory.id)).size).toBe(24);
+    expect(trajectories).toHaveLength(12);
+    expect(new Set(trajectories.map((trajectory) => trajectory.id)).size).toBe(12);
     expect(trajectories.every((trajectory) => trajectory.id.startsWith('refresh-1-'))).toBe(true);
     const labels = readJsonl<PrmExample>(join(refresh, 'labels.jsonl'));
     expect(labels.length).toBeGreaterThan(0);
     expect(new Set(labels.map((label) => label.id)).size).toBe(labels.length);
-    expect(new Set(labels.map((label) => label.trajectoryId)).size).toBeLessThanOrEqual(12);
+    expect(new Set(labels.map((label) => label.trajectoryId)).size).toBeLessThanOrEqual(8);
 
     // Each DAPO step recorded once, the refresh once between them, its figures in the train stage's result.
     const metrics = readJsonl<{ stage: string; step: number; mse?: number; mseConstant?: number }>(join(out, 'metrics.jsonl'));
@@ -67,7 +67,7 @@ describe('agentflow run with prm.refreshAt (shortened embedded default)', () => 
     expect(refreshRows[0]).toMatchObject({ step: 1 });
     expect(refreshRows[0]!.mse).toBeGreaterThanOrEqual(0);
     const state = JSON.parse(readFileSync(join(out, 'state.json'), 'utf8')) as { stages: { train: { result: { prmRefreshes: Array<{ step: number; trajectories: number; mse: number }> } } } };
-    expect(state.stages.train.result.prmRefreshes).toMatchObject([{ step: 1, trajectories: 24, mse: refreshRows[0]!.mse }]);
+    expect(state.stages.train.result.prmRefreshes).toMatchObject([{ step: 1, trajectories: 12, mse: refreshRows[0]!.mse }]);
 
     // What the DAPO stage scores with: the train-prm stage's PRM up to step 1, the refreshed one after it.
     const context = {
