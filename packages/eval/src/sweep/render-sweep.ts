@@ -9,7 +9,10 @@ export interface SweepReport {
   /** The command that ran it, for the page. */
   command: string;
   arms: SweepArm[];
+  /** The process-credit arm against the outcome arm (one of `comparisons`, kept for readers of the first form). */
   comparison?: CreditComparison;
+  /** Every arm other than outcome against outcome, in the arms' order; shown instead of `comparison` when given. */
+  comparisons?: CreditComparison[];
   /** The goals the arms were counted against (`analyseSweepArm`). */
   goals: SweepGoals;
   /** Who wrote the page, in its footer (a CLI: its command, e.g. `agentflow sweep`). */
@@ -70,12 +73,14 @@ function comparisonLine(comparison: CreditComparison, goals: SweepGoals): string
   );
 }
 
-/** The sweep as Markdown: the per-seed table, then one line per credit and the comparison. */
+const comparisonsOf = (report: SweepReport): CreditComparison[] => report.comparisons ?? (report.comparison ? [report.comparison] : []);
+
+/** The sweep as Markdown: the per-seed table, then one line per credit and one per comparison with outcome credit. */
 export function renderSweepMarkdown(report: SweepReport): string {
   const lines = [`# ${report.title}`, '', `\`${report.command}\``, '', `| ${HEADER.join(' | ')} |`, `|${HEADER.map(() => '---').join('|')}|`];
   for (const row of runRows(report)) lines.push(`| ${row.join(' | ')} |`);
   lines.push('', ...report.arms.map((arm) => `- ${armLines(arm, report.goals)}`));
-  if (report.comparison) lines.push(`- ${comparisonLine(report.comparison, report.goals)}`);
+  for (const comparison of comparisonsOf(report)) lines.push(`- ${comparisonLine(comparison, report.goals)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -96,7 +101,7 @@ export function renderSweepHtml(report: SweepReport, generatedAt: Date = new Dat
     renderSvgPlot(curveSeries(report.arms, 'step'), { title: 'Held-out accuracy against DAPO steps', xLabel: 'DAPO step', yLabel: 'accuracy', yRange: [0, 1] }),
     renderSvgPlot(curveSeries(report.arms, 'rollouts'), { title: 'Held-out accuracy against rollouts spent', xLabel: 'rollouts generated', yLabel: 'accuracy', yRange: [0, 1] }),
   ];
-  const notes = [...report.arms.map((arm) => armLines(arm, report.goals)), ...(report.comparison ? [comparisonLine(report.comparison, report.goals)] : [])];
+  const notes = [...report.arms.map((arm) => armLines(arm, report.goals)), ...comparisonsOf(report).map((comparison) => comparisonLine(comparison, report.goals))];
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeXml(report.title)}</title>
 <style>

@@ -31,10 +31,14 @@ function readRun(spec: SweepRunSpec): SweepRunRecord {
   return existsSync(join(spec.dir, 'started')) ? { ...empty, failure: readSweepFailure(spec.dir) ?? 'unfinished' } : { ...empty, failure: 'not started' };
 }
 
-function settingsOf(dir: string, failing: Set<string>, calls: string[], lines: string[]): RunSweepSettings<SweepRunSpec & { credit: string }> {
+function settingsOf(dir: string, failing: Set<string>, calls: string[], lines: string[], arms = ['process', 'outcome']): RunSweepSettings<SweepRunSpec & { credit: string }> {
   const settings: RunSweepSettings<SweepRunSpec & { credit: string }> = {
     dir,
-    runs: sweepRuns([{ arm: 'process', credit: 'process' }, { arm: 'outcome', credit: 'outcome' }], [1, 2], dir),
+    runs: sweepRuns(
+      arms.map((arm) => ({ arm, credit: arm })),
+      [1, 2],
+      dir,
+    ),
     readRun,
     title: 'A sweep',
     command: 'sweep --seeds 1,2',
@@ -86,7 +90,8 @@ describe('runSweep', () => {
     expect(second.failed).toEqual([]);
     expect(existsSync(join(broken, 'failure.txt'))).toBe(false);
     const results = JSON.parse(readFileSync(second.paths.json, 'utf8'));
-    expect(Object.keys(results)).toEqual(['plan', 'arms', 'comparison']);
+    expect(Object.keys(results)).toEqual(['plan', 'arms', 'comparison', 'comparisons']);
+    expect(results.comparisons).toEqual([results.comparison]);
     expect(results.plan).toEqual({ seeds: [1, 2] });
     expect(results.arms.map((arm: { arm: string; finished: number }) => [arm.arm, arm.finished])).toEqual([
       ['process', 2],
@@ -105,5 +110,21 @@ describe('runSweep', () => {
     const results = JSON.parse(readFileSync(result.paths.json, 'utf8'));
     expect(results.comparison).toMatchObject({ processStep: null, ratio: 'Infinity', ratio95: ['Infinity', 'Infinity'] });
     expect(readFileSync(result.paths.markdown, 'utf8')).toContain('never reaches it (fraction of the steps not reached, seed-bootstrap 95% interval [not reached, not reached]; goal <= 0.7)');
+  });
+
+  it('compares every other arm with outcome credit, one line each', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eval-sweep-'));
+    // gigpo learns as outcome credit does here (the fake run's curve for any arm but process).
+    const result = await runSweep(settingsOf(dir, new Set(), [], [], ['process', 'outcome', 'gigpo']));
+    const results = JSON.parse(readFileSync(result.paths.json, 'utf8'));
+    expect(results.comparisons.map((comparison: { process: string; ratio: number }) => [comparison.process, comparison.ratio])).toEqual([
+      ['process', 0.5],
+      ['gigpo', 1],
+    ]);
+    expect(results.comparison.process).toBe('process');
+    const table = readFileSync(result.paths.markdown, 'utf8');
+    expect(table).toMatch(/- outcome credit's mean final accuracy is 55\.0%; process credit's mean curve reaches it at step 1 of 2/);
+    expect(table).toMatch(/- outcome credit's mean final accuracy is 55\.0%; gigpo credit's mean curve reaches it at step 2 of 2 \(fraction of the steps 1\.00/);
+    expect(readFileSync(result.paths.html, 'utf8')).toContain("<li>outcome credit's mean final accuracy is 55.0%; gigpo credit's mean curve reaches it at step 2 of 2");
   });
 });

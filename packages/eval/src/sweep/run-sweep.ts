@@ -80,8 +80,9 @@ export async function runSweep<Spec extends SweepRunSpec>(settings: RunSweepSett
 
 /**
  * Reads every run of the sweep and writes `sweep.md`, `sweep.html` and `sweep-results.json`
- * (atomically). Each arm is analysed across its seeds; an arm named `process` (or
- * `process-...`) is compared with one named `outcome` when both are there.
+ * (atomically). Each arm is analysed across its seeds; when an arm named `outcome` is there,
+ * every other arm is compared with it (`comparisons`), and the first named `process` (or
+ * `process-...`) is also `comparison`, as before.
  */
 export function writeSweepOutputs<Spec extends SweepRunSpec>(settings: SweepOutputSettings<Spec>): Omit<SweepOutcome<Spec>, 'failed'> {
   const { dir, runs: specs } = settings;
@@ -92,14 +93,20 @@ export function writeSweepOutputs<Spec extends SweepRunSpec>(settings: SweepOutp
       settings.goals,
     ),
   );
-  const process = arms.find((arm) => arm.arm === 'process' || arm.arm.startsWith('process-'));
   const outcomeArm = arms.find((arm) => arm.arm === 'outcome');
-  const comparison = process && outcomeArm ? compareSweepCredits(process, outcomeArm) : undefined;
+  const comparisons = outcomeArm
+    ? arms.flatMap((arm) => {
+        const compared = arm === outcomeArm ? undefined : compareSweepCredits(arm, outcomeArm);
+        return compared ? [compared] : [];
+      })
+    : [];
+  const comparison = comparisons.find(({ process }) => process === 'process' || process.startsWith('process-'));
   const report: SweepReport = {
     title: settings.title,
     command: settings.command,
     arms,
     ...(comparison ? { comparison } : {}),
+    ...(comparisons.length > 0 ? { comparisons } : {}),
     goals: settings.goals,
     generatedBy: settings.generatedBy,
     ...(settings.runNote ? { runNote: settings.runNote } : {}),
@@ -111,6 +118,7 @@ export function writeSweepOutputs<Spec extends SweepRunSpec>(settings: SweepOutp
     plan: settings.plan,
     arms: arms.map(({ runs, ...arm }) => ({ ...arm, runs: runs.map(({ summary, ...run }) => ({ ...run, ...(summary ? { before: summary.before, after: summary.after, prm: summary.prm, durationSeconds: summary.durationSeconds } : {}) })) })),
     ...(comparison ? { comparison } : {}),
+    ...(comparisons.length > 0 ? { comparisons } : {}),
   };
   writeFileAtomic(paths.json, `${JSON.stringify(json, (_key, value) => (value === Number.POSITIVE_INFINITY ? 'Infinity' : value), 2)}\n`);
   return { report, paths };

@@ -33,8 +33,9 @@ export interface SweepArm {
   curve: MeanCurvePoint[];
 }
 
-/** Whether process credit reaches outcome credit's final accuracy in fewer steps. */
+/** Whether process credit (or another credit) reaches outcome credit's final accuracy in fewer steps. */
 export interface CreditComparison {
+  /** The arm compared with outcome credit: a process credit, or any other arm of the sweep. */
   process: string;
   outcome: string;
   /** Outcome credit's mean final accuracy over seeds, and the first step process credit's mean curve reaches it. */
@@ -63,7 +64,7 @@ export function analyseSweepArm(arm: string, runs: SweepRunRecord[], goals: Swee
   return { arm, runs, finished: finished.length, gain: gain.estimate, reachedGoal: gain.reached, prmReduction: prm.estimate, prmReachedGoal: prm.reached, stepsPerSolved, curve };
 }
 
-/** Compares a process-credit arm with an outcome-credit arm on the seeds both finished (`compareLearningCurvesBySeed`); undefined when they share none. */
+/** Compares an arm (a process credit, or another) with an outcome-credit arm on the seeds both finished (`compareLearningCurvesBySeed`); undefined when they share none. */
 export function compareSweepCredits(process: SweepArm, outcome: SweepArm): CreditComparison | undefined {
   const finished = (arm: SweepArm) => arm.runs.filter((run) => run.summary);
   // 2000 resamples of the seeds from a fixed seed: the sweep's table is the same each time it is rewritten.
