@@ -16,18 +16,19 @@
 // Shapes: 25m (bench/pytorch-compare.mjs's, see bench-shapes.mjs) and 0.6b (Qwen3-0.6B's config).
 // Usage: node bench/generation-compare.mjs [--shapes 25m,0.6b] [--repeats 3] [--warmup 1] [--threads 2]
 //          [--rows 16] [--prompt 256] [--new 128] [--before DIR] [--python /usr/bin/python3]
-//          [--omp-wait-policy PASSIVE|ACTIVE] [--keep]
+//          [--omp-wait-policy PASSIVE|ACTIVE] [--blas-core auto|detected|NAME] [--keep]
 // Both sides wait the same way: OMP_WAIT_POLICY PASSIVE (the default) for PyTorch's OpenMP threads and
 // ONNX Runtime's intra-op spinning off for ours (ACTIVE: both spin).
 // Needs the built package (pnpm --filter @agentflow/models build) and Debian's python3-torch.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRandom } from '@agentflow/core';
 import { createLoraAdapter, createRandomModel, saveLoraAdapter, saveModelFolder } from '../dist/index.js';
 import { BENCH_SHAPES } from './bench-shapes.mjs';
+import { torchSide } from './torch-side.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = {};
@@ -44,27 +45,20 @@ const python = args.python ?? '/usr/bin/python3';
 // configs/default.yaml's policy.lora: the adapter the trainer's rollouts feed.
 const lora = { rank: 16, alpha: 32 };
 
-// As bench/pytorch-compare.mjs: the OpenMP OpenBLAS shares torch's threads when it is installed.
-const openmpBlas = '/usr/lib/x86_64-linux-gnu/openblas-openmp';
-const environment = {
-  ...process.env,
-  OMP_NUM_THREADS: String(threads),
-  OPENBLAS_NUM_THREADS: String(threads),
-  MKL_NUM_THREADS: String(threads),
+// PyTorch's threads, BLAS and BLAS kernels as in bench/pytorch-compare.mjs (torch-side.mjs).
+const torchFound = torchSide({
+  python,
+  threads,
+  blasCore: args['blas-core'] ?? 'auto',
   // OpenMP's threads sleep at barriers instead of spinning: on this shared 2-core machine, spinning
   // threads descheduled by other processes made PyTorch's generation about 5x slower (measured
   // 2026-12-03: 4.9 s against 1.0 s for 4 x 16 tokens at 25m). PyTorch gets its faster setting.
-  OMP_WAIT_POLICY: args['omp-wait-policy'] ?? 'PASSIVE',
-  ...(existsSync(openmpBlas) ? { LD_LIBRARY_PATH: [openmpBlas, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') } : {}),
-};
+  extra: { OMP_WAIT_POLICY: args['omp-wait-policy'] ?? 'PASSIVE' },
+});
+const environment = torchFound.environment;
 
 // ONNX Runtime's intra-op threads wait as PyTorch's OpenMP ones do.
 const ortSpinning = environment.OMP_WAIT_POLICY.toUpperCase() === 'ACTIVE' ? 'on' : 'off';
-
-function torchVersion() {
-  const probe = spawnSync(python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' });
-  return probe.status === 0 ? probe.stdout.trim() : undefined;
-}
 
 async function writeInputs(dir, config) {
   const model = createRandomModel(config, 7);
@@ -97,10 +91,10 @@ const median = (values) => {
 };
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').trim().split(' ').slice(0, 3).join(' ');
 
-const torch = torchVersion();
+const torch = torchFound.ok ? torchFound.version : undefined;
 console.log(`# Generation against PyTorch eager (KV cache), ${new Date().toISOString().slice(0, 10)}`);
 console.log(
-  `${sizes.rows} rows, ${sizes.prompt}-token prompts, ${sizes.new} new tokens each, temperature 1; LoRA rank ${lora.rank} (B = 0) on both sides; ${threads} threads on both sides (ONNX Runtime intra-op ${threads}, inter-op 1; torch.set_num_threads(${threads}), OMP_WAIT_POLICY ${environment.OMP_WAIT_POLICY}; ONNX Runtime intra-op spinning ${ortSpinning}); machine ${cpus().length} cores (${cpus()[0]?.model}); PyTorch ${torch ?? 'absent (skipped)'} under ${python}; Node ${process.version}`,
+  `${sizes.rows} rows, ${sizes.prompt}-token prompts, ${sizes.new} new tokens each, temperature 1; LoRA rank ${lora.rank} (B = 0) on both sides; ${threads} threads on both sides (ONNX Runtime intra-op ${threads}, inter-op 1; torch.set_num_threads(${threads}), OMP_WAIT_POLICY ${environment.OMP_WAIT_POLICY}; ONNX Runtime intra-op spinning ${ortSpinning}); machine ${cpus().length} cores (${cpus()[0]?.model}); PyTorch ${torch ? `${torch} (${torchFound.description})` : 'absent (skipped)'} under ${python}; Node ${process.version}`,
 );
 console.log(`whole process = rows x new / (process start to the end of its first generation); steady state = rows x new / median of ${repeats} generations after ${warmup} warm-up; load average at start: ${loadAverage()}\n`);
 

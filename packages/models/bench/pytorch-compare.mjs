@@ -18,17 +18,19 @@
 // Usage: node bench/pytorch-compare.mjs [--rounds 3] [--steps 4] [--warmup 2] [--threads 2]
 //          [--vocab 4096] [--batch 4] [--prompt 128] [--completion 128] [--python /usr/bin/python3]
 //          [--only lora,logprobs,full] [--lr 1e-5] [--weight-decay 0.01] [--blas DIR]
-//          [--memory-pattern on|off] [--keep]
+//          [--memory-pattern on|off] [--blas-core auto|detected|NAME] [--keep]
 // PyTorch's BLAS: the OpenMP OpenBLAS (`apt-get install -y libopenblas0-openmp`) when installed, else
-// the system's libblas.so.3 (or --blas DIR, put first on LD_LIBRARY_PATH); the one loaded is printed.
+// the system's libblas.so.3 (or --blas DIR, put first on LD_LIBRARY_PATH); its kernels the best this
+// CPU allows (--blas-core, torch-side.mjs); the library and kernels loaded are printed.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readSafetensors } from '@agentflow/tensor';
 import { createLoraAdapter, createRandomModel, saveLoraAdapter, saveModelFolder } from '../dist/index.js';
 import { BENCH_SHAPES } from './bench-shapes.mjs';
+import { torchSide } from './torch-side.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = {};
@@ -47,13 +49,6 @@ const adamw = { learningRate: number('lr', 1e-5), beta1: 0.9, beta2: 0.999, epsi
 const shape = { batch: number('batch', 4), prompt: number('prompt', 128), completion: number('completion', 128) };
 
 const config = { ...BENCH_SHAPES['25m'], vocabSize: number('vocab', 4096) };
-
-function torchStatus() {
-  const probe = spawnSync(python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' });
-  if (probe.error) return { ok: false, reason: `${python} cannot be run (${probe.error.message})` };
-  if (probe.status !== 0) return { ok: false, reason: `${python} has no torch (${probe.stderr.trim().split('\n').pop()}); install it with \`apt-get install -y python3-torch\`` };
-  return { ok: true, version: probe.stdout.trim() };
-}
 
 /** A deterministic stream in [0, 1). */
 function randomStream(seed) {
@@ -83,18 +78,9 @@ async function writeInputs(dir) {
   return [...model.weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
 }
 
-// Debian's torch calls whichever libblas.so.3 is installed. The OpenMP build of OpenBLAS shares
-// torch's OpenMP threads (as MKL does in PyTorch's wheels); the pthread build adds a second pool
-// of threads that competes with torch's own on a 2-core machine, so the OpenMP build is preferred.
-const openmpBlas = '/usr/lib/x86_64-linux-gnu/openblas-openmp';
-const blasPath = args.blas ?? (existsSync(openmpBlas) ? openmpBlas : undefined);
-const environment = {
-  ...process.env,
-  OMP_NUM_THREADS: String(threads),
-  OPENBLAS_NUM_THREADS: String(threads),
-  MKL_NUM_THREADS: String(threads),
-  ...(blasPath ? { LD_LIBRARY_PATH: [blasPath, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') } : {}),
-};
+// PyTorch's threads, BLAS and BLAS kernels (torch-side.mjs; --blas-core auto|detected|NAME).
+const torch = torchSide({ python, threads, blasDir: args.blas, blasCore: args['blas-core'] ?? 'auto' });
+const environment = torch.environment;
 
 /** One fresh process of one side; wall time measured here, from spawn to exit. */
 function runSide(side, task, stepCount, dir, dump) {
@@ -195,7 +181,6 @@ function checkoutState() {
   return `commit ${head.stdout.trim()}${dirty ? ' with uncommitted changes in models/tensor src' : ''}`;
 }
 
-const torch = torchStatus();
 const dir = mkdtempSync(join(tmpdir(), 'agentflow-pytorch-compare-'));
 console.log(`# AgentFlow vs PyTorch eager (issues #19, #29), ${new Date().toISOString().slice(0, 10)}`);
 if (!torch.ok) console.log(`PyTorch side skipped: ${torch.reason}. Only AgentFlow's figures are printed.`);
@@ -271,7 +256,7 @@ for (const task of tasks) {
   }
 }
 console.log(`\nmedians over rounds; 1-minute load average at the start of each round: ${loads.join(', ')}, at the end: ${loadAverage()} (${cpus().length} cores)`);
-if (torch.ok) console.log(`PyTorch's BLAS: ${blas ?? 'none mapped'}${blas?.includes('/blas/libblas') ? ' (reference BLAS: install libopenblas0-openmp)' : ''}`);
+if (torch.ok) console.log(`PyTorch's BLAS: ${blas ?? 'none mapped'}${blas?.includes('/blas/libblas') ? ' (reference BLAS: install libopenblas0-openmp)' : ''}, ${torch.description}`);
 console.log('per-round values:');
 for (const [key, entry] of Object.entries(results)) {
   console.log(`  ${key}: whole ${entry.whole.map((v) => v.toFixed(2)).join(', ')} s; steady ${entry.steady.map((v) => (v * 1000).toFixed(0)).join(', ')} ms`);
