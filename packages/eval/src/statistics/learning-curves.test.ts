@@ -81,6 +81,14 @@ describe('a mean against a goal', () => {
     expect(reached).toBe(2);
     expect(meanAgainstGoal([], 1)).toEqual({ estimate: { mean: Number.NaN, ci95: null, n: 0 }, reached: 0 });
   });
+
+  it('counts a value equal to the goal but for rounding as reaching it, and nothing further below', () => {
+    // 9 more tasks of 60 answered: +15.0 points as a table prints it, 14.999999999999996 in floating point.
+    const gain = 100 * (38 / 60 - 29 / 60);
+    expect(gain).toBeLessThan(15);
+    expect(meanAgainstGoal([gain, 100 * (39 / 60 - 30 / 60)], 15).reached).toBe(2);
+    expect(meanAgainstGoal([14.99, 15 - 1e-6, 100 * (37 / 60 - 29 / 60)], 15).reached).toBe(0);
+  });
 });
 
 describe('the skill score', () => {
