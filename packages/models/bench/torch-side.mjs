@@ -69,7 +69,7 @@ function cpuFlags() {
  * `blasCore`: 'auto' (the best the CPU allows when OpenBLAS chose weaker ones), 'detected'
  * (OpenBLAS's own choice) or a kernel name for OPENBLAS_CORETYPE. `extra` is added to the
  * environment. Returns { ok: false, environment, reason } without torch, else { ok: true, version,
- * environment, blas, core, detectedCore, description }.
+ * environment, blas, core, description }.
  */
 export function torchSide({ python, threads, blasDir, blasCore = 'auto', extra = {} }) {
   const blasPath = blasDir ?? (existsSync(OPENMP_BLAS) ? OPENMP_BLAS : undefined);
@@ -103,5 +103,5 @@ export function torchSide({ python, threads, blasDir, blasCore = 'auto', extra =
   } else if (environment.OPENBLAS_CORETYPE) {
     description = `OpenBLAS's ${core} kernels (OPENBLAS_CORETYPE=${blasCore})`;
   }
-  return { ok: true, version: found.version, environment, blas: found.blas, core, detectedCore: found.core, description };
+  return { ok: true, version: found.version, environment, blas: found.blas, core, description };
 }
