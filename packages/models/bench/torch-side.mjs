@@ -14,22 +14,27 @@
 // OpenBLAS chose weaker ones, and the report says so.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-export const OPENMP_BLAS = '/usr/lib/x86_64-linux-gnu/openblas-openmp';
+const OPENMP_BLAS = '/usr/lib/x86_64-linux-gnu/openblas-openmp';
 
-// What torch maps and which kernels OpenBLAS chose (openblas_get_corename; null for another BLAS).
+// What torch maps (pytorch_qwen3.py's blas_library) and which kernels OpenBLAS chose
+// (openblas_get_corename; null for another BLAS).
 const PROBE = `
-import ctypes, json, torch
-paths = sorted({line.split()[-1] for line in open("/proc/self/maps") if "blas" in line.lower() and "/" in line})
+import ctypes, json, sys, torch
+sys.path.insert(0, ${JSON.stringify(dirname(fileURLToPath(import.meta.url)))})
+from pytorch_qwen3 import blas_library
+path = blas_library()
 core = None
-if paths:
+if path:
     try:
-        corename = ctypes.CDLL(paths[0]).openblas_get_corename
+        corename = ctypes.CDLL(path).openblas_get_corename
         corename.restype = ctypes.c_char_p
         core = corename().decode()
     except (OSError, AttributeError):
         pass
-print(json.dumps({"version": torch.__version__, "blas": paths[0] if paths else None, "core": core}))
+print(json.dumps({"version": torch.__version__, "blas": path, "core": core}))
 `;
 
 /** 3 AVX-512, 2 AVX2 and FMA, 1 AVX, 0 older: of an OpenBLAS kernel family, by name. */
