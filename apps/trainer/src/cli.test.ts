@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,6 +57,19 @@ describe('agentflow command line', () => {
     expect(status).toBe(2);
     expect(stderr).toContain(`${path}: not valid YAML`);
   });
+
+  it('ends quietly with 141 when the reader of its output goes away (agentflow run --json | head -1)', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'agentflow-pipe-')), 'run');
+    const config = join(__dirname, 'pipeline', '__fixtures__', 'short-run.yaml');
+    const child = spawn('node', [cli, 'run', '--config', config, '--out', out, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // Like `head -1`: read the first line, then close the pipe.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const status = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(stderr).toBe('');
+    expect(status).toBe(141);
+  }, 60_000);
 
   it('an unknown subcommand is a usage error', () => {
     const { status, stderr } = agentflow('frobnicate');

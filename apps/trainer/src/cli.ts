@@ -3,6 +3,15 @@ import { CommanderError } from 'commander';
 import { EXIT } from './exit-codes';
 import { createProgram, describeFailure } from './program';
 
+// Node ignores SIGPIPE, so a closed pipe is an 'error' event that nothing handles (a crash with a
+// stack trace) at the next write. Ending quietly is what `cmd | head` expects of a command.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(EXIT.brokenPipe);
+  });
+}
+
 async function main(argv: string[]): Promise<number> {
   const program = createProgram({
     stdout: (text) => process.stdout.write(text),

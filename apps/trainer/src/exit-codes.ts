@@ -7,4 +7,10 @@ export const EXIT = {
   usage: 2,
   /** The command exists on the map but is not built yet. */
   notImplemented: 3,
+  /**
+   * The reader of stdout or stderr went away (`agentflow run --json | head`): the process ends as
+   * SIGPIPE ends a C program, with the shell's code for it (128 + 13). A run ended so continues
+   * with `--resume`, as after Ctrl-C.
+   */
+  brokenPipe: 141,
 } as const;

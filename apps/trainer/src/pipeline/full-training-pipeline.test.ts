@@ -107,9 +107,9 @@ describe('agentflow run with full-parameter training in the warm start and in DA
     expect(uninterruptedLosses).toHaveLength(EPOCHS);
   }, 120_000);
 
-  it('resumes a run killed with SIGKILL in the middle of the warm start: every epoch once, the same losses as without the kill', async () => {
-    const out = newRun('warm-kill');
-    const killed = await agentflow(['run', '--config', config, '--out', out, '--quiet', ...FULL], {
+  it('resumes a run killed with SIGKILL in the middle of the warm start, then in the middle of DAPO: every epoch and step once, the losses of a run without kills', async () => {
+    const out = newRun('kills');
+    const inWarmStart = await agentflow(['run', '--config', config, '--out', out, '--quiet', ...FULL], {
       out,
       // Two epochs logged (a line being written is read again at the next poll).
       killWhen: (dir) => {
@@ -120,32 +120,24 @@ describe('agentflow run with full-parameter training in the warm start and in DA
         }
       },
     });
-    expect(killed.killed).toBe(true);
+    expect(inWarmStart.killed).toBe(true);
     expect(stagesOf(out)['warm-start']).toBeUndefined();
     const epochsBefore = rowsOf(out, 'warm-start').length;
     expect(epochsBefore).toBeGreaterThanOrEqual(2);
     expect(epochsBefore).toBeLessThan(EPOCHS);
 
-    const resumed = await agentflow(['run', '--resume', out, '--quiet']);
-    expect(resumed.stderr).toBe('');
-    expect(resumed.status).toBe(0);
-    const rows = rowsOf(out, 'warm-start');
-    expect(rows.map((row) => row.step)).toEqual(steps(EPOCHS));
-    // Resumed from the epoch's model folder with its optimiser state: the losses of an uninterrupted run.
-    if (uninterruptedLosses) for (const [index, row] of rows.entries()) expect(row.loss).toBeCloseTo(uninterruptedLosses[index]!, 4);
-    expect(stagesOf(out)['warm-start']?.result).toMatchObject({ epochs: EPOCHS, check: { ok: true } });
-    expect(rowsOf(out, 'train').map((row) => row.step)).toEqual(steps(STEPS));
-  }, 120_000);
-
-  it('resumes a run killed with SIGKILL in the middle of DAPO: no step twice, none missing, finished stages not run again', async () => {
-    const out = newRun('dapo-kill');
-    const killed = await agentflow(['run', '--config', config, '--out', out, '--quiet', ...FULL], {
+    // Resumed, and killed again once a DAPO checkpoint is written: the kill lands in the step after it.
+    const inDapo = await agentflow(['run', '--resume', out, '--quiet'], {
       out,
-      // Once a DAPO checkpoint is written: the kill lands in the step after it.
       killWhen: (dir) => (readJson<{ step: number }>(join(dir, 'checkpoints', 'dapo', 'latest.json'))?.step ?? 0) >= 1,
     });
-    expect(killed.killed).toBe(true);
+    expect(inDapo.killed).toBe(true);
     const before = stagesOf(out);
+    // The warm start, resumed from the epoch's model folder with its optimiser state: the losses of an uninterrupted run.
+    const rows = rowsOf(out, 'warm-start');
+    expect(rows.map((row) => row.step)).toEqual(steps(EPOCHS));
+    if (uninterruptedLosses) for (const [index, row] of rows.entries()) expect(row.loss).toBeCloseTo(uninterruptedLosses[index]!, 4);
+    expect(before['warm-start']?.result).toMatchObject({ epochs: EPOCHS, check: { ok: true } });
     expect(before['train-prm']).toBeDefined();
     expect(before.train).toBeUndefined();
     const checkpointed = readJson<{ step: number }>(join(out, 'checkpoints', 'dapo', 'latest.json'))!.step;
@@ -165,5 +157,5 @@ describe('agentflow run with full-parameter training in the warm start and in DA
     expect(rowsOf(out, 'eval').map((row) => row.step)).toEqual(steps(STEPS));
     expect(rowsOf(out, 'warm-start').map((row) => row.step)).toEqual(steps(EPOCHS));
     expect((await loadModel(join(out, 'checkpoints', 'policy-final'))).weights.size).toBeGreaterThan(0);
-  }, 120_000);
+  }, 180_000);
 });

@@ -21,53 +21,6 @@ describe('agentflow run (shortened embedded default)', () => {
     if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`pnpm build\` first.`);
   });
 
-  it('runs every stage and writes the summary, the report and the logs', () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'agentflow-run-')), 'run');
-    const result = agentflow('run', '--config', config, '--out', out, '--quiet');
-    expect(result.stderr).toBe('');
-    expect(result.status).toBe(0);
-    expect(result.stdout).toContain(`Report:  ${out}/report.html`);
-    const summary = runSummarySchema.parse(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')));
-    expect(summary.before.total).toBe(12);
-    expect(summary.after.total).toBe(12);
-    for (const phase of [summary.before, summary.after]) {
-      expect(phase.ci95[0]).toBeLessThanOrEqual(phase.accuracy);
-      expect(phase.ci95[1]).toBeGreaterThanOrEqual(phase.accuracy);
-    }
-    expect(summary.prm?.n).toBeGreaterThan(0);
-    // The leakage guard ran before any stage: by task identity for the world (its questions read alike).
-    expect(summary.task).toMatchObject({ kind: 'world', train: 24, test: 12 });
-    expect(summary.leakage).toMatchObject({ method: 'identity', checked: { train: 24, test: 12 }, pairs: [], dropped: [] });
-    expect(Number.isFinite(summary.prm?.mse)).toBe(true);
-    const trajectories = readJsonl<Trajectory>(join(out, 'trajectories.jsonl'));
-    expect(trajectories).toHaveLength(24);
-    const metrics = readJsonl<{ stage: string; step: number }>(join(out, 'metrics.jsonl'));
-    expect(metrics.filter((row) => row.stage === 'train').map((row) => row.step)).toEqual([1, 2]);
-    expect(metrics.filter((row) => row.stage === 'warm-start')).toHaveLength(3);
-    const html = readFileSync(join(out, 'report.html'), 'utf8');
-    expect(html).toContain('before DAPO');
-    expect(html).toContain('leakage check (task identity): 24 x 12 compared, 0 pair(s)');
-    expect(html).not.toMatch(/<script/);
-    // The default's shape: a flawed teacher on every task, the planner trained in full, a head-only
-    // PRM that reads the planner's format and confidence, DAPO on a fresh adapter over the warm planner.
-    const state = stateOf(out) as { stages: Record<string, { result?: { demonstrations?: number } }> };
-    // Four training tasks are held back from the demonstrations for the warm start's check.
-    expect(state.stages['warm-start']?.result?.demonstrations).toBe(20);
-    expect(state.stages['warm-start']?.result).toMatchObject({ heldOutTasks: 4, check: { ok: true } });
-    const prm = JSON.parse(readFileSync(join(out, 'checkpoints', 'prm', 'prm-config.json'), 'utf8'));
-    expect(prm.settings).toMatchObject({ input: 'chat', confidence: 'extended' });
-    expect(prm.settings.trainable).toEqual({ kind: 'head' });
-    // Trained in full, the warm planner is its checkpoint folder: nothing merged.
-    expect(existsSync(join(out, 'checkpoints', 'policy-warm', 'model.safetensors'))).toBe(true);
-    expect(existsSync(join(out, 'models', 'planner-warm'))).toBe(false);
-    const adapter = JSON.parse(readFileSync(join(out, 'checkpoints', 'policy-final', 'adapter_config.json'), 'utf8')) as { r: number };
-    expect(adapter.r).toBe(4);
-    // Every labelled step carries the log-probs its confidence features come from.
-    const labels = readJsonl<{ completionLogprobs?: number[]; historyLogprobs?: number[][] }>(join(out, 'labels.jsonl'));
-    expect(labels.length).toBeGreaterThan(0);
-    expect(labels.every((label) => label.completionLogprobs!.length > 0 && Array.isArray(label.historyLogprobs))).toBe(true);
-  }, 240_000);
-
   it('runs the exact-teacher settings: a text PRM with LoRA, DAPO going on with the warm adapter, and a KL term', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'agentflow-run-')), 'run');
     const result = agentflow('run', '--config', join(__dirname, '__fixtures__', 'short-run-exact-teacher.yaml'), '--out', out, '--quiet');
@@ -89,7 +42,7 @@ describe('agentflow run (shortened embedded default)', () => {
     expect(train).toHaveLength(2);
   }, 240_000);
 
-  it('resumes a run killed with SIGKILL without repeating finished work', async () => {
+  it('runs every stage, killed with SIGKILL after its first evaluation and resumed without repeating finished work: the summary, the report and the logs', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'agentflow-resume-')), 'run');
     const child = spawn('node', [cli, 'run', '--config', config, '--out', out, '--quiet'], { stdio: 'ignore' });
     let lockRefusal: { status: number | null; stderr: string } | undefined;
@@ -119,15 +72,54 @@ describe('agentflow run (shortened embedded default)', () => {
     const resumed = agentflow('run', '--resume', out, '--quiet');
     expect(resumed.stderr).toBe('');
     expect(resumed.status).toBe(0);
+    expect(resumed.stdout).toContain(`Report:  ${out}/report.html`);
     const after = stateOf(out).stages;
     // Stages finished before the kill were not run again.
     for (const [stage, { finishedAt }] of Object.entries(before)) expect(after[stage]?.finishedAt).toBe(finishedAt);
-    expect(Object.keys(after)).toEqual(expect.arrayContaining(['collect', 'label', 'train-prm', 'train', 'eval-after', 'report']));
+    expect(Object.keys(after)).toEqual(['warm-start', 'eval-before', 'collect', 'label', 'train-prm', 'train', 'eval-after', 'report']);
     // No trajectory was collected twice.
     const ids = readJsonl<Trajectory>(join(out, 'trajectories.jsonl')).map((trajectory) => trajectory.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toHaveLength(24);
-    expect(existsSync(join(out, 'summary.json'))).toBe(true);
+
+    // What the finished run holds: the summary, the report and the logs.
+    const summary = runSummarySchema.parse(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')));
+    expect(summary.before.total).toBe(12);
+    expect(summary.after.total).toBe(12);
+    for (const phase of [summary.before, summary.after]) {
+      expect(phase.ci95[0]).toBeLessThanOrEqual(phase.accuracy);
+      expect(phase.ci95[1]).toBeGreaterThanOrEqual(phase.accuracy);
+    }
+    expect(summary.prm?.n).toBeGreaterThan(0);
+    // The leakage guard ran before any stage: by task identity for the world (its questions read alike).
+    expect(summary.task).toMatchObject({ kind: 'world', train: 24, test: 12 });
+    expect(summary.leakage).toMatchObject({ method: 'identity', checked: { train: 24, test: 12 }, pairs: [], dropped: [] });
+    expect(Number.isFinite(summary.prm?.mse)).toBe(true);
+    const metrics = readJsonl<{ stage: string; step: number }>(join(out, 'metrics.jsonl'));
+    expect(metrics.filter((row) => row.stage === 'train').map((row) => row.step)).toEqual([1, 2]);
+    expect(metrics.filter((row) => row.stage === 'warm-start')).toHaveLength(3);
+    const html = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(html).toContain('before DAPO');
+    expect(html).toContain('leakage check (task identity): 24 x 12 compared, 0 pair(s)');
+    expect(html).not.toMatch(/<script/);
+    // The default's shape: a flawed teacher on every task, the planner trained in full, a head-only
+    // PRM that reads the planner's format and confidence, DAPO on a fresh adapter over the warm planner.
+    const state = stateOf(out) as { stages: Record<string, { result?: { demonstrations?: number } }> };
+    // Four training tasks are held back from the demonstrations for the warm start's check.
+    expect(state.stages['warm-start']?.result?.demonstrations).toBe(20);
+    expect(state.stages['warm-start']?.result).toMatchObject({ heldOutTasks: 4, check: { ok: true } });
+    const prm = JSON.parse(readFileSync(join(out, 'checkpoints', 'prm', 'prm-config.json'), 'utf8'));
+    expect(prm.settings).toMatchObject({ input: 'chat', confidence: 'extended' });
+    expect(prm.settings.trainable).toEqual({ kind: 'head' });
+    // Trained in full, the warm planner is its checkpoint folder: nothing merged.
+    expect(existsSync(join(out, 'checkpoints', 'policy-warm', 'model.safetensors'))).toBe(true);
+    expect(existsSync(join(out, 'models', 'planner-warm'))).toBe(false);
+    const adapter = JSON.parse(readFileSync(join(out, 'checkpoints', 'policy-final', 'adapter_config.json'), 'utf8')) as { r: number };
+    expect(adapter.r).toBe(4);
+    // Every labelled step carries the log-probs its confidence features come from.
+    const labels = readJsonl<{ completionLogprobs?: number[]; historyLogprobs?: number[][] }>(join(out, 'labels.jsonl'));
+    expect(labels.length).toBeGreaterThan(0);
+    expect(labels.every((label) => label.completionLogprobs!.length > 0 && Array.isArray(label.historyLogprobs))).toBe(true);
   }, 240_000);
 
   it('refuses to overwrite a run, and to resume a folder that is not one', () => {

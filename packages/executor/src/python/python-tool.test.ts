@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { setTimeout as setTimers, clearTimeout as clearTimers } from 'node:timers';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createPythonTool } from './python-tool';
 
 const tool = createPythonTool({ timeoutMs: 10_000, cpuSecondsPerCall: 2 });
@@ -19,6 +20,32 @@ describe.skipIf(unavailable !== undefined)('python tool', () => {
     expect(result.error).toBeUndefined();
     // None is not printed, as in the interactive interpreter.
     expect((await run('None')).output).toBe('');
+  });
+
+  it('leaves no timer armed once a task is disposed, so a process that used it can exit at once', async () => {
+    expect((await run('1 + 1', 'short-lived')).output).toBe('2\n');
+    // Every timer of a second or more armed while the task is disposed, until it fires or is cleared.
+    const armed = new Set<unknown>();
+    const arm = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: () => void, ms?: number) => {
+      const timer = setTimers(() => {
+        armed.delete(timer);
+        callback();
+      }, ms);
+      if ((ms ?? 0) >= 1_000) armed.add(timer);
+      return timer;
+    }) as typeof setTimeout);
+    const clear = vi.spyOn(globalThis, 'clearTimeout').mockImplementation(((timer: NodeJS.Timeout) => {
+      armed.delete(timer);
+      clearTimers(timer);
+    }) as typeof clearTimeout);
+    try {
+      await tool.dispose('short-lived');
+    } finally {
+      arm.mockRestore();
+      clear.mockRestore();
+    }
+    // The teardown's grace period (3 s) used to stay armed after the REPL had closed, holding the process.
+    expect(armed.size).toBe(0);
   });
 
   it('keeps tasks apart', async () => {

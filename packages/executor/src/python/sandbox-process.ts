@@ -128,8 +128,12 @@ export function startSandboxProcess(settings: SandboxProcessSettings): SandboxPr
     async tearDown(graceMs = 3_000) {
       session.kill();
       const deadline = Date.now() + graceMs;
-      // The sandbox's pipes are unref'd; these timers keep the event loop alive meanwhile.
-      await Promise.race([session.closed, sleep(graceMs)]);
+      // The sandbox's pipes are unref'd; this timer keeps the event loop alive meanwhile, and is
+      // cleared once the REPL has closed: left running, it held every process that used the tool
+      // open for the whole grace period after its work was done.
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([session.closed, new Promise<void>((resolve) => (grace = setTimeout(resolve, graceMs)))]);
+      clearTimeout(grace);
       const lingering = () => [...(cgroup?.members() ?? []), ...(settings.uid === undefined ? [] : processesOfUid(settings.uid))];
       while (Date.now() < deadline && lingering().length > 0) {
         if (!cgroup?.killAll()) killProcesses(lingering());
