@@ -21,7 +21,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe('the task settings block', () => {
   it('is the generated world with recoverable mistakes by default, with its planner, teacher and leakage defaults', () => {
     const task = taskSourceSettingsSchema.parse(undefined);
-    expect(task).toMatchObject({ kind: 'world', seed: 7, entities: 24, trainTasks: 800, testTasks: 60, levels: [1, 2], maxValue: 9, decoyRate: 0.3, stepSlack: 2, leakageThreshold: 0.5, onLeakage: 'refuse' });
+    expect(task).toMatchObject({ kind: 'world', seed: 7, entities: 24, trainTasks: 800, testTasks: 240, levels: [1, 2], maxValue: 9, decoyRate: 0.3, stepSlack: 2, leakageThreshold: 0.5, onLeakage: 'refuse' });
     if (task.kind !== 'world') throw new Error('expected the world');
     expect(task.planner).toEqual({
       hiddenSize: 128,

@@ -182,7 +182,7 @@ function worldTaskSettingsSchemaWith(wording: TaskSourceSettingsWording) {
       seed: z.number().int().default(7).describe('Seed of the generated task world.'),
       entities: z.number().int().positive().max(B.entities).default(24).describe('Entities in the world corpus (fewer: each name recurs more, so copying it is learned).'),
       trainTasks: z.number().int().positive().max(B.trainTasks).default(800).describe('Training tasks the world generates.'),
-      testTasks: z.number().int().positive().max(B.testTasks).default(60).describe('Held-out tasks the world generates.'),
+      testTasks: z.number().int().positive().max(B.testTasks).default(240).describe('Held-out tasks the world generates.'),
       levels: z.array(z.number().int().min(1).max(3)).min(1).default([1, 2]).describe('Lookups per question.'),
       maxValue: z.number().int().min(2).max(B.maxValue).default(9).describe('Largest number in a fact.'),
       // The configured world has recoverable mistakes by default; 0 and null give the world

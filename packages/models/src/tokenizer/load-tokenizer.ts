@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { AgentFlowError, type ChatMessage, importOptional } from '@agentflow/core';
 import { byteLevelTokenBytes, unicodeToByteMap } from './byte-to-unicode';
 import { type ChatTemplate, compileChatTemplate } from './chat-template';
+import { bpeModelOf, installFastBpe } from './fast-bpe';
 import type { REQUIRED_TOKENIZER_FILES } from './copy-tokenizer-files';
 import { readTokenizerFile, tokenIdBound } from './tokenizer-files';
 
@@ -217,6 +218,8 @@ export async function loadTokenizer(dir: string, settings: LoadTokenizerSettings
     // What AutoTokenizer.from_pretrained does with the two files, once they are checked.
     const TokenizerClass = tokenizerClassOf(transformers, config.tokenizer_class);
     tokenizer = new TokenizerClass(tokenizerJson.value as object, config);
+    // The same tokens from a faster merge loop (fast-bpe.ts); left as it is for other models.
+    installFastBpe(bpeModelOf(tokenizer));
   } catch (cause) {
     throw new AgentFlowError({
       code: 'PARSE_ERROR',
