@@ -24,7 +24,6 @@ interface TransformersBpeModel {
   bpe(token: string): string[];
   end_of_word_suffix?: string | null;
   continuing_subword_suffix?: string | null;
-  cache?: { clear(): void };
 }
 
 /** Whether `model` is transformers.js's BPE model in the shape {@link installFastBpe} replaces. */
