@@ -62,7 +62,7 @@ export function installFastBpe(model: unknown): boolean {
  * transformers.js's map of ranks does): the tokens of one word, a string of symbols (code points).
  */
 export function createBpeMerger(merges: readonly (readonly [string, string])[]): (word: string) => string[] {
-  // Symbol ids: every merge's parts and result, so a pair is the number left * SYMBOL_BOUND + right.
+  // Symbol ids: every merge's parts and result, so a pair is the number left * bound + right.
   const ids = new Map<string, number>();
   const idOf = (symbol: string): number => {
     let id = ids.get(symbol);
