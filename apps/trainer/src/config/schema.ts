@@ -113,7 +113,15 @@ export const runConfigSchema = z
           .default('cosine')
           .describe('After the warm-up: cosine down to a tenth of the peak by the last epoch, or constant (then a run of E epochs is the first E epochs of a longer one).'),
         warmupSteps: z.number().int().nonnegative().default(50).describe('Optimiser updates of linear warm-up to the peak.'),
-        batchSize: z.number().int().positive().default(16),
+        batchSize: z.number().int().positive().default(16).describe('Demonstration steps per optimiser update.'),
+        microBatchRows: z
+          .number()
+          .int()
+          .positive()
+          .default(8)
+          .describe(
+            "Steps per forward and backward run at most: an update's steps are taken shortest first and cut into runs of this many, so each run pads to steps of about its own length (the same update; on the world's demonstrations 38% of a 16-step batch was padding). Set it to batchSize for one run per update.",
+          ),
         check: warmStartCheckSchema,
         // Frozen patterns alone (`--set warmStart.trainable.frozen=[...]`) mean full training.
         trainable: z

@@ -1,7 +1,6 @@
 import { learningRateAt } from '../math/learning-rate';
 import {
   AgentFlowError,
-  type PolicyBatch,
   type PolicyObjective,
   type Random,
   type StepScorer,
@@ -18,7 +17,7 @@ import { type DataCursor, createDataCursor } from './data-cursor';
 import { type OutcomeScore, type ScoredGroup, rolloutScoredGroup } from './scored-group';
 import { prmOutcomeFit } from './prm-freshness';
 import { type DapoStepMetrics, createWeightedMean } from './step-metrics';
-import { type TrainingRow, buildMicroBatches, buildTrainingRows, microBatchRanges, miniBatchRowIndices } from './training-rows';
+import { type TrainingRow, buildMicroBatches, buildTrainingRows, logprobsInLengthOrder, miniBatchRowIndices } from './training-rows';
 
 export interface DapoTrainerSettings<Prompt> {
   /** DAPO hyper-parameters; parsed with dapoConfigSchema (defaults filled in). */
@@ -120,16 +119,8 @@ export function createDapoTrainer<Prompt>(settings: DapoTrainerSettings<Prompt>)
     );
   };
 
-  const chunkedLogprobs = async (source: Pick<TrainablePolicy, 'logprobs'>, rows: readonly TrainingRow[]) => {
-    const result: number[][] = [];
-    const lengths = rows.map((row) => row.promptIds.length + row.completionIds.length);
-    for (const [start, end] of microBatchRanges(lengths, config.microBatchRows, config.microBatchTokens)) {
-      const slice = rows.slice(start, end);
-      const batch: PolicyBatch = { promptIds: slice.map((row) => row.promptIds), completionIds: slice.map((row) => row.completionIds) };
-      result.push(...(await source.logprobs(batch)));
-    }
-    return result;
-  };
+  const chunkedLogprobs = (source: Pick<TrainablePolicy, 'logprobs'>, rows: readonly TrainingRow[]) =>
+    logprobsInLengthOrder(rows, (batch) => source.logprobs(batch), config);
 
 
   const trainStep = async (): Promise<DapoStepMetrics> => {

@@ -2,7 +2,7 @@ import type { Step, Trajectory } from '@agentflow/core';
 import { describe, expect, it } from 'vitest';
 import { parseDapoConfig } from '../config/dapo-config';
 import type { ScoredGroup } from './scored-group';
-import { buildMicroBatches, buildTrainingRows, microBatchRanges, miniBatchRowIndices } from './training-rows';
+import { type TrainingRow, buildMicroBatches, buildTrainingRows, logprobsInLengthOrder, microBatchRanges, miniBatchRowIndices, rowLength } from './training-rows';
 
 const step = (index: number, completionTokenIds: number[], truncated = false): Step => ({
   index,
@@ -79,5 +79,62 @@ describe('buildTrainingRows', () => {
       expect(batch.promptIds.length * longest).toBeLessThanOrEqual(6);
     }
     expect(batches.flatMap((batch) => batch.tokenWeights.flat()).reduce((sum, value) => sum + value, 0)).toBeCloseTo(1, 12);
+  });
+});
+
+describe('micro-batches in length order', () => {
+  // One trajectory of four steps whose prompts grow, twice: in trajectory order every
+  // micro-batch of two would pair a short row with a long one.
+  const grown = (index: number, promptLength: number): Step => ({
+    ...step(index, [10 + index, 20 + promptLength]),
+    promptTokenIds: Array.from({ length: promptLength }, (_, token) => token + 1),
+  });
+  const growing = (id: string) => trajectory(id, [grown(0, 3), grown(1, 30), grown(2, 5), grown(3, 40)]);
+  const mixed: ScoredGroup = {
+    promptIndex: 0,
+    trajectories: [growing('a'), growing('b')],
+    rewards: [0, 1],
+    correct: [false, true],
+    stepScores: [[0.1, 0.2, 0.3, 0.4], [0.9, 0.8, 0.7, 0.6]],
+  };
+  const config = parseDapoConfig({ microBatchRows: 2, credit: { kind: 'process-sum' } });
+  const objective = { kind: 'clipped-surrogate', epsLow: 0.2, epsHigh: 0.28, klCoefficient: 0 } as const;
+  const padded = (batches: { promptIds: number[][]; completionIds: number[][] }[]) =>
+    batches.reduce((sum, batch) => sum + batch.promptIds.length * Math.max(...batch.promptIds.map((prompt, row) => prompt.length + (batch.completionIds[row] as number[]).length)), 0);
+
+  it('cuts micro-batches from the rows shortest first, each row with its own advantages, old log-probs and weights', () => {
+    const rows = buildTrainingRows([mixed], config);
+    expect(rows.map(rowLength)).toEqual([5, 32, 7, 42, 5, 32, 7, 42]);
+    // Old log-probs that name their row, so a row that travels without them shows.
+    const oldLogprobs = rows.map((_, index) => [-index, -index - 0.5]);
+    const batches = buildMicroBatches({ rows, indices: rows.map((_, index) => index), oldLogprobs, config, objective });
+    const lengths = batches.map((batch) => batch.promptIds.map((prompt, row) => prompt.length + (batch.completionIds[row] as number[]).length));
+    expect(lengths).toEqual([[5, 5], [7, 7], [32, 32], [42, 42]]);
+    // 4 x 2 x (5, 7, 32, 42) padded tokens, where trajectory order pads 2 x (32 + 42) x 2.
+    expect(padded(batches)).toBe(172);
+    const inOrder = batches.flatMap((batch) => batch.oldLogprobs.map((logprobs) => -(logprobs[0] as number)));
+    expect(inOrder).toEqual([0, 4, 2, 6, 1, 5, 3, 7]);
+    batches.forEach((batch) => {
+      batch.oldLogprobs.forEach((logprobs, row) => {
+        const source = rows[-(logprobs[0] as number)] as TrainingRow;
+        expect(batch.completionIds[row]).toEqual(source.completionIds);
+        expect(batch.advantages[row]).toEqual(source.advantages);
+      });
+    });
+    // Token mean over the update: 16 tokens, each 1/16, whatever the order.
+    expect(batches.flatMap((batch) => batch.tokenWeights.flat())).toEqual(Array(16).fill(1 / 16));
+  });
+
+  it('scores log-probs in length order and hands each row back its own', async () => {
+    const rows = buildTrainingRows([mixed], config);
+    const seen: number[][] = [];
+    // A scorer whose answer is a function of the row it is given.
+    const logprobs = async (batch: { promptIds: number[][]; completionIds: number[][] }) => {
+      seen.push(batch.promptIds.map((prompt, row) => prompt.length + (batch.completionIds[row] as number[]).length));
+      return batch.completionIds.map((completion) => completion.map((id) => -id));
+    };
+    const scored = await logprobsInLengthOrder(rows, logprobs, config);
+    expect(seen).toEqual([[5, 5], [7, 7], [32, 32], [42, 42]]);
+    expect(scored).toEqual(rows.map((row) => row.completionIds.map((id) => -id)));
   });
 });

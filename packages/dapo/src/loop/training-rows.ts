@@ -1,4 +1,4 @@
-import type { PolicyObjective, PolicyTrainingBatch } from '@agentflow/core';
+import type { PolicyBatch, PolicyObjective, PolicyTrainingBatch } from '@agentflow/core';
 import type { DapoConfig } from '../config/dapo-config';
 import { completionMask } from '../math/overlong';
 import { assignStepCredit } from '../math/step-credit';
@@ -105,20 +105,37 @@ export function microBatchRanges(lengths: readonly number[], maxRows: number, ma
   return ranges;
 }
 
+/** A row's tokens as a batch pads them: prompt and completion. */
+export function rowLength(row: Pick<TrainingRow, 'promptIds' | 'completionIds'>): number {
+  return row.promptIds.length + row.completionIds.length;
+}
+
+/**
+ * Positions 0..n-1 of `lengths`, shortest first (ties in their given order). Micro-batches cut
+ * from this order pad each row to rows of about its own length instead of to the longest row
+ * nearby: a planner's steps grow longer along a trajectory, so rows in trajectory order put a
+ * first step (short) beside a last one (long). Only the padding changes: an update's gradient
+ * is a sum over its rows, and log-probs are per row.
+ */
+export function lengthOrder(lengths: readonly number[]): number[] {
+  return lengths.map((_, index) => index).sort((a, b) => (lengths[a] as number) - (lengths[b] as number) || a - b);
+}
+
 /**
  * Splits one optimiser update into micro-batches of at most microBatchRows completions and
- * microBatchTokens padded tokens.
+ * microBatchTokens padded tokens, its rows taken shortest first ({@link lengthOrder}).
  * Token weights come from the whole update, so the micro-batch losses add up to the
  * chosen aggregation over it.
  */
 export function buildMicroBatches(settings: MicroBatchSettings): PolicyTrainingBatch[] {
-  const { rows, indices, config } = settings;
+  const { rows, config } = settings;
+  const indices = lengthOrder(settings.indices.map((index) => rowLength(rows[index] as TrainingRow))).map((at) => settings.indices[at] as number);
   const weights = aggregationTokenWeights(
     indices.map((index) => (rows[index] as TrainingRow).mask),
     { aggregation: config.aggregation, tokenBudget: config.drGrpoTokenBudget ?? config.overlong.maxLength },
   );
   const batches: PolicyTrainingBatch[] = [];
-  const lengths = indices.map((index) => (rows[index] as TrainingRow).promptIds.length + (rows[index] as TrainingRow).completionIds.length);
+  const lengths = indices.map((index) => rowLength(rows[index] as TrainingRow));
   for (const [start, end] of microBatchRanges(lengths, config.microBatchRows, config.microBatchTokens)) {
     const slice = indices.slice(start, end);
     const batch: PolicyTrainingBatch = {
@@ -133,4 +150,30 @@ export function buildMicroBatches(settings: MicroBatchSettings): PolicyTrainingB
     batches.push(batch);
   }
   return batches;
+}
+
+/**
+ * Each row's log-probs, in the rows' order, from `logprobs` run on micro-batches (of
+ * microBatchRows rows and microBatchTokens padded tokens at most) cut from the rows shortest
+ * first ({@link lengthOrder}).
+ */
+export async function logprobsInLengthOrder(
+  rows: readonly Pick<TrainingRow, 'promptIds' | 'completionIds'>[],
+  logprobs: (batch: PolicyBatch) => Promise<number[][]>,
+  config: Pick<DapoConfig, 'microBatchRows' | 'microBatchTokens'>,
+): Promise<number[][]> {
+  const result: number[][] = new Array(rows.length);
+  const order = lengthOrder(rows.map(rowLength));
+  const lengths = order.map((index) => rowLength(rows[index] as TrainingRow));
+  for (const [start, end] of microBatchRanges(lengths, config.microBatchRows, config.microBatchTokens)) {
+    const slice = order.slice(start, end);
+    const scored = await logprobs({
+      promptIds: slice.map((index) => (rows[index] as TrainingRow).promptIds),
+      completionIds: slice.map((index) => (rows[index] as TrainingRow).completionIds),
+    });
+    slice.forEach((index, offset) => {
+      result[index] = scored[offset] as number[];
+    });
+  }
+  return result;
 }

@@ -11,6 +11,13 @@ export interface SupervisedFineTuneSettings {
   epochs: number;
   /** Examples per optimiser update. */
   batchSize: number;
+  /**
+   * Examples per forward and backward run at most: each update's examples are taken shortest
+   * first and cut into runs of this many, so each is padded to examples of about its own length;
+   * their gradients add up to the update's. Default `batchSize` (one run per update, as it was
+   * drawn). Only the padding, and so the time, changes (the sums' order, in float32).
+   */
+  microBatchRows?: number;
   /** Peak learning rate, reached after `warmupSteps` updates of linear warm-up. */
   learningRate: number;
   warmupSteps: number;
@@ -55,8 +62,12 @@ export async function supervisedFineTune(
   settings: SupervisedFineTuneSettings,
 ): Promise<number[]> {
   const { epochs, batchSize, seed } = settings;
+  const microBatchRows = settings.microBatchRows ?? batchSize;
   if (!Number.isInteger(batchSize) || batchSize < 1) {
     throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `batchSize must be a positive integer, got ${batchSize}.` });
+  }
+  if (!Number.isInteger(microBatchRows) || microBatchRows < 1) {
+    throw new AgentFlowError({ code: 'INVALID_ARGUMENT', message: `microBatchRows must be a positive integer, got ${microBatchRows}.` });
   }
   if (examples.length === 0) return [];
   const batchesPerEpoch = Math.ceil(examples.length / batchSize);
@@ -67,19 +78,32 @@ export async function supervisedFineTune(
     let lossSum = 0;
     let batches = 0;
     for (let start = 0; start < order.length; start += batchSize) {
-      const rows = order.slice(start, start + batchSize).map((index) => examples[index]!);
-      const tokens = rows.reduce((sum, row) => sum + row.completionIds.length, 0);
-      const stats = await policy.accumulateGradients({
-        objective: { kind: 'nll' },
-        promptIds: rows.map((row) => row.promptIds),
-        completionIds: rows.map((row) => row.completionIds),
-        tokenWeights: rows.map((row) => row.completionIds.map(() => 1 / tokens)),
-      });
+      const drawn = order.slice(start, start + batchSize).map((index) => examples[index]!);
+      const tokens = drawn.reduce((sum, row) => sum + row.completionIds.length, 0);
+      // Split: shortest first (ties as drawn), then runs of microBatchRows. Every token weighs 1 / the update's tokens.
+      const rows =
+        drawn.length <= microBatchRows
+          ? drawn
+          : drawn
+              .map((row, at) => ({ row, at, length: row.promptIds.length + row.completionIds.length }))
+              .sort((a, b) => a.length - b.length || a.at - b.at)
+              .map(({ row }) => row);
+      let loss = 0;
+      for (let first = 0; first < rows.length; first += microBatchRows) {
+        const run = rows.slice(first, first + microBatchRows);
+        const stats = await policy.accumulateGradients({
+          objective: { kind: 'nll' },
+          promptIds: run.map((row) => row.promptIds),
+          completionIds: run.map((row) => row.completionIds),
+          tokenWeights: run.map((row) => row.completionIds.map(() => 1 / tokens)),
+        });
+        loss += stats.loss;
+      }
       await policy.applyGradients({
         learningRate: supervisedLearningRate(settings, epoch * batchesPerEpoch + batches, totalSteps),
         maxGradNorm: settings.maxGradNorm ?? 1,
       });
-      lossSum += stats.loss;
+      lossSum += loss;
       batches++;
     }
     losses.push(lossSum / batches);

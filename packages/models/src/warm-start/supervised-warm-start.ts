@@ -96,6 +96,7 @@ export async function runSupervisedWarmStart<Policy extends WarmStartPolicy>(set
       await supervisedFineTune(opened.policy, examples, {
         epochs,
         batchSize: settings.batchSize,
+        ...(settings.microBatchRows === undefined ? {} : { microBatchRows: settings.microBatchRows }),
         learningRate: settings.learningRate,
         warmupSteps: settings.warmupSteps,
         schedule: settings.schedule,
