@@ -81,6 +81,8 @@ export {
 } from './run-directory/run-directory-lock';
 export { isProcessAlive, processStartTime } from './run-directory/process-start-time';
 export { formatZodIssues } from './errors/format-zod-issues';
+/** Rows of prompt and completion ids taken shortest first, so each run of them pads little. */
+export { lengthOrder, rowLength } from './batching/length-order';
 /** The learning-rate schedule (linear warm-up, then constant or a half cosine) every optimiser loop uses. */
 export { scheduledLearningRate, type LearningRateDecay, type WarmupDecaySchedule } from './schedule/learning-rate';
 /** Resumable runs: a ledger of finished stages in one atomically replaced file, and the loop that skips them. */

@@ -57,7 +57,7 @@ export type { OutcomeScore, ScoredGroup } from './loop/scored-group';
 export type { DapoStepMetrics } from './loop/step-metrics';
 /** The PRM's fit to one step's rollouts against their outcomes: whether it stays fresh as the policy moves. */
 export { type PrmOutcomeFit, prmOutcomeFit } from './loop/prm-freshness';
-export { buildMicroBatches, buildTrainingRows, lengthOrder, logprobsInLengthOrder, microBatchRanges, miniBatchRowIndices, rowLength, type MicroBatchSettings, type TrainingRow } from './loop/training-rows';
+export { buildMicroBatches, buildTrainingRows, logprobsInLengthOrder, microBatchRanges, miniBatchRowIndices, type MicroBatchSettings, type TrainingRow } from './loop/training-rows';
 export { createDataCursor, type DataCursor, type DataCursorState } from './loop/data-cursor';
 export { loadLatestCheckpoint, saveCheckpoint, type TrainerState } from './loop/checkpoint-store';
 /*

@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { lengthOrder, rowLength } from '@agentflow/core';
 import { createRuntime } from '@agentflow/tensor';
 import { createLocalPolicy, createRandomModel } from '../dist/index.js';
 import { BENCH_SHAPES } from './bench-shapes.mjs';
@@ -36,7 +37,7 @@ for (const line of readFileSync(join(args.run, 'trajectories.jsonl'), 'utf8').sp
   if (steps.length > 0) trajectories.push(steps);
 }
 const steps = trajectories.flat();
-const vocabSize = steps.reduce((largest, step) => Math.max(largest, ...step.promptIds, ...step.completionIds) , BENCH_SHAPES.world.vocabSize - 1) + 1;
+const vocabSize = steps.reduce((largest, step) => Math.max(largest, ...step.promptIds, ...step.completionIds), BENCH_SHAPES.world.vocabSize - 1) + 1;
 const model = createRandomModel({ ...BENCH_SHAPES.world, vocabSize }, 1);
 const runtime = createRuntime({ device: 'cpu' });
 const policy = await createLocalPolicy({ model, runtime, trainable: { kind: 'full' }, weightDecay: 0 });
@@ -51,10 +52,9 @@ const warmBatches = Array.from({ length: updates }, () => Array.from({ length: 1
 const dapoBatches = Array.from({ length: Math.max(1, Math.floor(updates / 4)) }, () =>
   Array.from({ length: 16 }, () => trajectories[Math.floor(next() * trajectories.length)]).flat(),
 );
-const length = (row) => row.promptIds.length + row.completionIds.length;
-const shortestFirst = (rows) => rows.map((row, at) => ({ row, at })).sort((a, b) => length(a.row) - length(b.row) || a.at - b.at).map(({ row }) => row);
+const shortestFirst = (rows) => lengthOrder(rows.map(rowLength)).map((at) => rows[at]);
 const runsOf = (rows, size) => Array.from({ length: Math.ceil(rows.length / size) }, (_, index) => rows.slice(index * size, (index + 1) * size));
-const padded = (runs) => runs.reduce((sum, run) => sum + run.length * Math.max(...run.map(length)), 0);
+const padded = (runs) => runs.reduce((sum, run) => sum + run.length * Math.max(...run.map(rowLength)), 0);
 
 async function update(runs, weightOf) {
   for (const run of runs) {
@@ -88,8 +88,8 @@ const workloads = {
   },
 };
 
-const real = (batches) => batches.reduce((sum, rows) => sum + rows.reduce((total, row) => total + length(row), 0), 0);
-console.log(`${steps.length} steps of ${trajectories.length} trajectories from ${args.run}; lengths ${Math.min(...steps.map(length))}-${Math.max(...steps.map(length))} tokens`);
+const real = (batches) => batches.reduce((sum, rows) => sum + rows.reduce((total, row) => total + rowLength(row), 0), 0);
+console.log(`${steps.length} steps of ${trajectories.length} trajectories from ${args.run}; lengths ${Math.min(...steps.map(rowLength))}-${Math.max(...steps.map(rowLength))} tokens`);
 for (const [name, workload] of Object.entries(workloads)) {
   const times = Object.fromEntries(Object.keys(workload.modes).map((mode) => [mode, []]));
   for (let round = 0; round < rounds; round++) {

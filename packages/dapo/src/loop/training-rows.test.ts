@@ -2,7 +2,8 @@ import type { Step, Trajectory } from '@agentflow/core';
 import { describe, expect, it } from 'vitest';
 import { parseDapoConfig } from '../config/dapo-config';
 import type { ScoredGroup } from './scored-group';
-import { type TrainingRow, buildMicroBatches, buildTrainingRows, logprobsInLengthOrder, microBatchRanges, miniBatchRowIndices, rowLength } from './training-rows';
+import { rowLength } from '@agentflow/core';
+import { type TrainingRow, buildMicroBatches, buildTrainingRows, logprobsInLengthOrder, microBatchRanges, miniBatchRowIndices } from './training-rows';
 
 const step = (index: number, completionTokenIds: number[], truncated = false): Step => ({
   index,

@@ -1,4 +1,4 @@
-import type { PolicyBatch, PolicyObjective, PolicyTrainingBatch } from '@agentflow/core';
+import { lengthOrder, type PolicyBatch, type PolicyObjective, type PolicyTrainingBatch, rowLength } from '@agentflow/core';
 import type { DapoConfig } from '../config/dapo-config';
 import { completionMask } from '../math/overlong';
 import { assignStepCredit } from '../math/step-credit';
@@ -105,37 +105,23 @@ export function microBatchRanges(lengths: readonly number[], maxRows: number, ma
   return ranges;
 }
 
-/** A row's tokens as a batch pads them: prompt and completion. */
-export function rowLength(row: Pick<TrainingRow, 'promptIds' | 'completionIds'>): number {
-  return row.promptIds.length + row.completionIds.length;
-}
-
-/**
- * Positions 0..n-1 of `lengths`, shortest first (ties in their given order). Micro-batches cut
- * from this order pad each row to rows of about its own length instead of to the longest row
- * nearby: a planner's steps grow longer along a trajectory, so rows in trajectory order put a
- * first step (short) beside a last one (long). Only the padding changes: an update's gradient
- * is a sum over its rows, and log-probs are per row.
- */
-export function lengthOrder(lengths: readonly number[]): number[] {
-  return lengths.map((_, index) => index).sort((a, b) => (lengths[a] as number) - (lengths[b] as number) || a - b);
-}
-
 /**
  * Splits one optimiser update into micro-batches of at most microBatchRows completions and
- * microBatchTokens padded tokens, its rows taken shortest first ({@link lengthOrder}).
+ * microBatchTokens padded tokens, its rows taken shortest first (core's `lengthOrder`).
  * Token weights come from the whole update, so the micro-batch losses add up to the
  * chosen aggregation over it.
  */
 export function buildMicroBatches(settings: MicroBatchSettings): PolicyTrainingBatch[] {
   const { rows, config } = settings;
-  const indices = lengthOrder(settings.indices.map((index) => rowLength(rows[index] as TrainingRow))).map((at) => settings.indices[at] as number);
+  const drawnLengths = settings.indices.map((index) => rowLength(rows[index] as TrainingRow));
+  const order = lengthOrder(drawnLengths);
+  const indices = order.map((at) => settings.indices[at] as number);
+  const lengths = order.map((at) => drawnLengths[at] as number);
   const weights = aggregationTokenWeights(
     indices.map((index) => (rows[index] as TrainingRow).mask),
     { aggregation: config.aggregation, tokenBudget: config.drGrpoTokenBudget ?? config.overlong.maxLength },
   );
   const batches: PolicyTrainingBatch[] = [];
-  const lengths = indices.map((index) => rowLength(rows[index] as TrainingRow));
   for (const [start, end] of microBatchRanges(lengths, config.microBatchRows, config.microBatchTokens)) {
     const slice = indices.slice(start, end);
     const batch: PolicyTrainingBatch = {
@@ -155,7 +141,7 @@ export function buildMicroBatches(settings: MicroBatchSettings): PolicyTrainingB
 /**
  * Each row's log-probs, in the rows' order, from `logprobs` run on micro-batches (of
  * microBatchRows rows and microBatchTokens padded tokens at most) cut from the rows shortest
- * first ({@link lengthOrder}).
+ * first (core's `lengthOrder`).
  */
 export async function logprobsInLengthOrder(
   rows: readonly Pick<TrainingRow, 'promptIds' | 'completionIds'>[],
@@ -163,8 +149,9 @@ export async function logprobsInLengthOrder(
   config: Pick<DapoConfig, 'microBatchRows' | 'microBatchTokens'>,
 ): Promise<number[][]> {
   const result: number[][] = new Array(rows.length);
-  const order = lengthOrder(rows.map(rowLength));
-  const lengths = order.map((index) => rowLength(rows[index] as TrainingRow));
+  const rowLengths = rows.map(rowLength);
+  const order = lengthOrder(rowLengths);
+  const lengths = order.map((index) => rowLengths[index] as number);
   for (const [start, end] of microBatchRanges(lengths, config.microBatchRows, config.microBatchTokens)) {
     const slice = order.slice(start, end);
     const scored = await logprobs({

@@ -1,4 +1,4 @@
-import { AgentFlowError, createRandom, scheduledLearningRate, type TrainablePolicy } from '@agentflow/core';
+import { AgentFlowError, createRandom, lengthOrder, rowLength, scheduledLearningRate, type TrainablePolicy } from '@agentflow/core';
 
 /** One supervised example: the prompt's ids and the completion's ids (ending with EOS) to learn. */
 export interface SupervisedExample {
@@ -81,13 +81,7 @@ export async function supervisedFineTune(
       const drawn = order.slice(start, start + batchSize).map((index) => examples[index]!);
       const tokens = drawn.reduce((sum, row) => sum + row.completionIds.length, 0);
       // Split: shortest first (ties as drawn), then runs of microBatchRows. Every token weighs 1 / the update's tokens.
-      const rows =
-        drawn.length <= microBatchRows
-          ? drawn
-          : drawn
-              .map((row, at) => ({ row, at, length: row.promptIds.length + row.completionIds.length }))
-              .sort((a, b) => a.length - b.length || a.at - b.at)
-              .map(({ row }) => row);
+      const rows = drawn.length <= microBatchRows ? drawn : lengthOrder(drawn.map(rowLength)).map((at) => drawn[at]!);
       let loss = 0;
       for (let first = 0; first < rows.length; first += microBatchRows) {
         const run = rows.slice(first, first + microBatchRows);
