@@ -24,6 +24,7 @@ export const registerTrainPrmCommand: RegisterCommand = (program, io) => {
     .option('--patience <n>', 'epochs without improvement before stopping')
     .option('--lora-rank <n>', 'LoRA rank on the backbone (0: head only)')
     .option('--lora-alpha <x>', 'LoRA alpha (default 2 x rank)')
+    .option('--head-hidden <n>', 'units of a ReLU layer in the head (0: linear)')
     .option('--max-tokens <n>', 'longest input in tokens')
     .option('--device <device>', 'auto | cuda | cpu')
     .action(async (raw: Record<string, unknown> & { config?: string }) => {

@@ -69,6 +69,8 @@ export async function trainPrmOn(
     device: config.device,
     input: config.prm.input,
     confidence: config.prm.confidence,
+    headHidden: config.prm.headHidden,
+    stepResult: config.prm.stepResult,
     // What trains with the head: prm.trainable, or its earlier spelling prm.lora (the config refuses both).
     ...(config.prm.trainable ? { trainable: config.prm.trainable } : {}),
     ...(config.prm.lora ? { lora: config.prm.lora } : {}),

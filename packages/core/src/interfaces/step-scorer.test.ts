@@ -10,7 +10,7 @@ const step = (action: Step['action'], completion: string, output?: string, error
 });
 
 describe('stepScoringInputs', () => {
-  it("gives each step the earlier parsed decisions with their results, never its own, and the planner's own prompt and completion", () => {
+  it("gives each step the earlier parsed decisions with their results, its own result and the next prompt apart, and the planner's own prompt and completion", () => {
     const search = { thought: 'find', action: 'corpus_search', action_input: { query: 'Riri cats' } };
     const python = { thought: 'compute', action: 'python', action_input: { code: '1/0' } };
     const finish = { thought: 'done', action: 'finish', action_input: '3' };
@@ -26,6 +26,9 @@ describe('stepScoringInputs', () => {
     expect(inputs[2]?.prompt).toEqual([{ role: 'user', content: 'prompt before c' }]);
     expect(inputs[0]?.historyLogprobs).toEqual([]);
     expect(inputs[2]?.completionLogprobs).toBeUndefined();
+    // A decision's own result and the next step's prompt, for a PRM told to read them.
+    expect(inputs.map((input) => input.result)).toEqual(['Riri has 3 cats.', undefined, 'error: ZeroDivisionError', '']);
+    expect(inputs.map((input) => input.nextPrompt?.[0]?.content)).toEqual(['prompt before {oops', 'prompt before c', 'prompt before d', undefined]);
   });
 
   it("carries each decision's sampling log-probs and those of the parsed decisions before it, until one was not recorded", () => {

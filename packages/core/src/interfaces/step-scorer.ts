@@ -32,6 +32,18 @@ export interface StepScoringInput {
   completionLogprobs?: number[];
   /** The same for each `history` decision, aligned with `history`; absent unless every one was recorded. */
   historyLogprobs?: number[][];
+  /**
+   * What this decision's own tool returned (its output, `error: ...`, or `''` without a tool): its
+   * consequence, which a PRM reads only when told to (`stepResult` in @agentflow/prm). Absent for
+   * a decision that did not parse.
+   */
+  result?: string;
+  /**
+   * The planner's prompt for the next decision of the trajectory, which shows this one with its
+   * result in the planner's own format (a PRM with `input: 'chat'` and `stepResult` reads it).
+   * Absent for the last decision, or when not recorded.
+   */
+  nextPrompt?: ChatMessage[];
 }
 
 /** The PRM as the trainer sees it. Scores are in [0, 1]; a null action scores 0. */
@@ -48,8 +60,9 @@ export function stepObservation(step: Pick<Step, 'toolResult'>): string {
 
 /**
  * What a PRM sees at each step of a trajectory, in order: the question, the earlier decisions
- * that parsed with what their tools returned, the decision (null for a format error) and the
- * step as the planner saw and wrote it. A step's own tool output is never part of its input.
+ * that parsed with what their tools returned, the decision (null for a format error), the
+ * step as the planner saw and wrote it, and, apart, the decision's own result and the next
+ * step's prompt (which a PRM reads only when told to).
  */
 export function stepScoringInputs(trajectory: {
   question: string;
@@ -59,7 +72,8 @@ export function stepScoringInputs(trajectory: {
   const observations: string[] = [];
   // Undefined from the first parsed decision without recorded log-probs on.
   let historyLogprobs: number[][] | undefined = [];
-  return trajectory.steps.map((step) => {
+  return trajectory.steps.map((step, index) => {
+    const next = trajectory.steps[index + 1];
     const input: StepScoringInput = {
       question: trajectory.question,
       history: [...history],
@@ -69,6 +83,8 @@ export function stepScoringInputs(trajectory: {
       completion: step.completion,
       ...(step.completionLogprobs === undefined ? {} : { completionLogprobs: step.completionLogprobs }),
       ...(historyLogprobs === undefined ? {} : { historyLogprobs: [...historyLogprobs] }),
+      ...(step.action === null ? {} : { result: stepObservation(step) }),
+      ...(next?.prompt === undefined ? {} : { nextPrompt: next.prompt }),
     };
     if (step.action !== null) {
       history.push(step.action);

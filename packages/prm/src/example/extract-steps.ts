@@ -4,8 +4,8 @@ import type { PrmStep } from './prm-example';
 /**
  * Turns a trajectory into one PRM step per planner decision. The history of step j is
  * the parsed actions of steps 0..j-1 (format errors have no action and are left out) with
- * what their tools returned; step j's own result and every verdict are left out on purpose:
- * the PRM judges the decision, not its consequence.
+ * what their tools returned; step j's own result and the next step's prompt are kept apart
+ * (`result`, `nextPrompt`), read only by a PRM with `stepResult`; verdicts are left out.
  */
 export function extractSteps(trajectory: Trajectory): PrmStep[] {
   const result = trajectorySchema.safeParse(trajectory);

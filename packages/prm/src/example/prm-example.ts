@@ -25,7 +25,8 @@ export type LabelProvenance = z.infer<typeof labelProvenanceSchema>;
 
 /**
  * One planner decision to be labelled: what the PRM sees (question, earlier decisions with
- * their tools' results, the decision; never this decision's own result) plus where it came from.
+ * their tools' results, the decision; this decision's own result and the next prompt, which
+ * a PRM reads only with `stepResult`) plus where it came from.
  */
 export const prmStepSchema = z
   .object({
@@ -53,6 +54,11 @@ export const prmStepSchema = z
       .array(z.array(z.number()))
       .optional()
       .describe("The same for each history decision, aligned with history; absent unless every one was recorded."),
+    result: z.string().optional().describe("What this decision's tool returned (a PRM with stepResult reads it); absent for a format error and in older label files."),
+    nextPrompt: z
+      .array(chatMessageSchema)
+      .optional()
+      .describe("The planner's prompt for the trajectory's next decision, showing this one's result (a PRM with input 'chat' and stepResult reads it); absent for the last decision and in older label files."),
     outcomeReward: z.number().optional().describe("The trajectory's outcome reward (1 correct, 0 wrong by default)."),
   })
   .strict();

@@ -7,10 +7,10 @@ const MAX_OBSERVATION_CHARS = 240;
  * Renders what the PRM sees of one decision as plain text: the question, the earlier
  * decisions each with what its tool returned (on one line, cut in the middle when long),
  * then the decision to score last (so that the last token, whose hidden state the head
- * reads, sits right after it). The scored decision's own result never appears: a
- * `StepScoringInput` has no field for it.
+ * reads, sits right after it). With `stepResult`, the decision's own result follows it, as
+ * the earlier ones' do; otherwise it never appears.
  */
-export function renderStepInput(input: StepScoringInput): string {
+export function renderStepInput(input: StepScoringInput, settings: { stepResult?: boolean } = {}): string {
   const lines = [`Question: ${input.question.trim()}`, ''];
   if (input.history.length === 0) {
     lines.push('Previous decisions: none');
@@ -22,7 +22,12 @@ export function renderStepInput(input: StepScoringInput): string {
     });
   }
   lines.push('', 'Decision to score:');
-  lines.push(input.action === null ? '(format error: the planner output did not parse)' : renderAction(input.action));
+  if (input.action === null) {
+    lines.push('(format error: the planner output did not parse)');
+  } else {
+    const result = settings.stepResult ? input.result : undefined;
+    lines.push(`${renderAction(input.action)}${result ? ` -> ${renderObservation(result)}` : ''}`);
+  }
   return lines.join('\n');
 }
 

@@ -8,19 +8,20 @@ import {
 } from '@agentflow/models';
 import { createGraphBuilder, type GraphBuilder, type SymbolicTensor } from '@agentflow/tensor';
 import { CONFIDENCE, LAST_TOKEN } from './backbone-features';
-import { HEAD_BIAS, HEAD_WEIGHT, LABELS, LOSS } from './head-graph';
+import { declareHead, type HeadLayout, LABELS, LOSS } from './head-graph';
 import { type PrmLoss, prmLossGraph } from './prm-loss';
 
 /** A built PRM training graph and the names of what it differentiates (each output as `grad.<name>`). */
 export interface BackboneTrainingGraph {
   graph: GraphBuilder;
-  /** The backbone's trained tensors (LoRA input names, or Hugging Face weight names), then the head's two inputs. */
+  /** The backbone's trained tensors (LoRA input names, or Hugging Face weight names), then the head's parameters. */
   trained: string[];
 }
 
 /**
- * The backbone, last-token selection, the sigmoid head and the loss in one graph (with
- * `extraFeatures`, a `confidence` input [batch, extraFeatures] the head also reads), with the
+ * The backbone, last-token selection, the head (`declareHead`: linear, or a ReLU layer first when
+ * `headHidden` > 0) and the loss in one graph (with `extraFeatures`, a `confidence` input
+ * [batch, extraFeatures] the head also reads), with the
  * gradients of the loss with respect to the head and to what trains in the backbone (outputs
  * `grad.<name>`): with LoRA, every LoRA matrix (declared as inputs, the base weights frozen
  * initializers); in full, the named base weights as the decoder binds them (models'
@@ -35,6 +36,7 @@ export function buildBackboneTrainingGraph(
   loss: PrmLoss,
   extraFeatures = 0,
   recompute = false,
+  headHidden = 0,
 ): BackboneTrainingGraph {
   const graph = createGraphBuilder({ name: `prm-${trained.kind}-train-${loss}` });
   const lora = trained.kind === 'lora' ? declareLoraInputs(graph, trained.layout) : undefined;
@@ -44,16 +46,15 @@ export function buildBackboneTrainingGraph(
   // With extra features (confidence), the head reads [hidden, extra] side by side.
   const features =
     extraFeatures > 0 ? graph.concat([hidden, graph.input(CONFIDENCE, 'float32', ['batch', extraFeatures])], 1) : hidden;
-  const weight = graph.input(HEAD_WEIGHT, 'float32', [config.hiddenSize + extraFeatures, 1]);
-  const bias = graph.input(HEAD_BIAS, 'float32', [1]);
-  const scores = graph.sigmoid(graph.squeeze(graph.add(graph.matmul(features, weight), bias), [1])); // [batch]
+  const layout: HeadLayout = { inputs: config.hiddenSize + extraFeatures, hidden: headHidden };
+  const head = declareHead(graph, features, layout);
+  const scores = head.scores; // [batch]
   const labels = graph.input(LABELS, 'float32', ['batch']); // [batch]
   const mean = prmLossGraph(graph, scores, labels, loss); // []
   graph.output(mean, LOSS);
   const wrt: (readonly [string, SymbolicTensor])[] = [
     ...trainedGraphTensors(trained, lora, decoder.weights.bound(), "The PRM's training graph"),
-    [HEAD_WEIGHT, weight],
-    [HEAD_BIAS, bias],
+    ...head.parameters,
   ];
   graph
     .gradients(

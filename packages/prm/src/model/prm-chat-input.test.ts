@@ -47,4 +47,28 @@ describe("PRM input 'chat'", () => {
     await prm.release();
     await expect(createPrm({ input: 'chat', device: 'cpu' })).rejects.toThrow(/random backbone has none/);
   });
+
+  it('with stepResult reads the next prompt, which shows the decision and its result; the last decision as without; a step without its result is refused', async () => {
+    const tokenizer = await loadTokenizer(backbone);
+    const nextPrompt = [{ role: 'user' as const, content: `${step.prompt![0]!.content.replace(/\nJSON:$/, '')}\n2. python {"code":"3-2"} -> 1\nJSON:` }];
+    const withResult: StepScoringInput = { ...step, result: '1', nextPrompt };
+    const prm = await createPrm({ backbone: { kind: 'folder', path: backbone }, input: 'chat', stepResult: true, headHidden: 4, device: 'cpu', intraOpThreads: 1 });
+    expect(prm.encodeStep(withResult)).toEqual(tokenizer.encodeChat(nextPrompt));
+    // The last decision of a trajectory has no next prompt: its own prompt and completion.
+    const { nextPrompt: _next, ...last } = withResult;
+    expect(prm.encodeStep(last)).toEqual([...tokenizer.encodeChat(step.prompt!), ...tokenizer.encode(step.completion!)]);
+    expect(() => prm.encodeStep(step)).toThrow(/stepResult reads what each decision's tool returned, but step .* has no result .*relabel/);
+    // Text input puts the result after the decision, as it does the earlier ones'.
+    const text = await createPrm({ backbone: { kind: 'folder', path: backbone }, stepResult: true, device: 'cpu', intraOpThreads: 1 });
+    const plain = await createPrm({ backbone: { kind: 'folder', path: backbone }, device: 'cpu', intraOpThreads: 1 });
+    expect(Buffer.from(text.encodeStep(withResult)).toString('utf8')).toMatch(/Decision to score:\n.*action: python .*-> 1$/);
+    expect(Buffer.from(plain.encodeStep(withResult)).toString('utf8')).not.toContain('-> 1');
+    // The setting and the head's hidden layer travel with the checkpoint.
+    const dir = join(mkdtempSync(join(tmpdir(), 'prm-result-ckpt-')), 'prm');
+    await savePrm(prm, dir);
+    const loaded = await loadPrm(dir, { device: 'cpu' });
+    expect(loaded.config).toMatchObject({ stepResult: true, headHidden: 4 });
+    expect(await loaded.score([withResult, last])).toEqual(await prm.score([withResult, last]));
+    await Promise.all([prm.release(), text.release(), plain.release(), loaded.release()]);
+  });
 });

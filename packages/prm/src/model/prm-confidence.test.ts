@@ -159,6 +159,48 @@ describe('a PRM with confidence features', () => {
     expect(extended).toBeLessThan(0.5 * logProbs);
   });
 
+  it('a head with a hidden layer learns that step from the log-probs alone, and its checkpoint scores the same in another PRM', async () => {
+    const examples = (count: number, seed: number): PrmExample[] => {
+      const random = createRandom(seed);
+      return Array.from({ length: count }, (_, index) => {
+        const doubted = random.next() < 0.5;
+        const lowest = doubted ? -1.5 - 7.5 * random.next() : Math.log(0.7 + 0.3 * random.next());
+        return {
+          id: `h${seed}-${index}:0`,
+          trajectoryId: `h${seed}-${index}`,
+          stepIndex: 0,
+          question: 'How many cats does Riri have?',
+          history: [],
+          action: { thought: 'look it up', action: 'search', action_input: 'Riri cats' },
+          completionLogprobs: [Math.log(0.95), lowest],
+          historyLogprobs: [],
+          label: doubted ? 1 / 7 : 0.75,
+          provenance: { labeller: 'monte-carlo', samples: 4, successes: 0 },
+        };
+      });
+    };
+    const [trainSet, heldOutSet] = [examples(160, 6), examples(80, 7)];
+    const heldOutLabels = heldOutSet.map((example) => example.label);
+    const fit = async (headHidden: number) => {
+      const prm = await createPrm({ device: 'cpu', intraOpThreads: 1, maxTokens: 128, confidence: 'log-probs', headHidden });
+      await prm.train(trainSet, { epochs: 150, patience: 30 });
+      return { prm, mse: meanSquaredError(await prm.score(heldOutSet), heldOutLabels) };
+    };
+    const constant = constantPredictorMse(heldOutLabels, trainSet.reduce((sum, example) => sum + example.label, 0) / trainSet.length);
+    const linear = await fit(0);
+    const hidden = await fit(16);
+    console.log(JSON.stringify({ constant, linear: linear.mse, hidden: hidden.mse }));
+    expect(hidden.mse).toBeLessThan(0.1 * constant);
+    expect(hidden.mse).toBeLessThan(0.5 * linear.mse);
+    const dir = join(mkdtempSync(join(tmpdir(), 'prm-hidden-')), 'prm');
+    await savePrm(hidden.prm, dir);
+    const loaded = await loadPrm(dir, { device: 'cpu' });
+    expect(loaded.config.headHidden).toBe(16);
+    expect(Array.from(loaded.head.inputScale!)).toEqual(Array.from(hidden.prm.head.inputScale!));
+    expect(await loaded.score(heldOutSet)).toEqual(await hidden.prm.score(heldOutSet));
+    await Promise.all([linear.prm.release(), hidden.prm.release(), loaded.release()]);
+  });
+
   it('trains them with LoRA on the backbone too', async () => {
     const prm = await createPrm({
       device: 'cpu',
@@ -171,6 +213,24 @@ describe('a PRM with confidence features', () => {
     const mse = meanSquaredError(await prm.score(heldOut), labels);
     console.log(JSON.stringify({ loraMse: mse, losses: report.epochs.map((epoch) => epoch.trainLoss.toFixed(3)) }));
     expect(mse).toBeLessThan(0.5 * constantPredictorMse(labels, report.trainingLabelMean));
+    await prm.release();
+  });
+
+  it('trains a head with a hidden layer with LoRA on the backbone', async () => {
+    const prm = await createPrm({
+      device: 'cpu',
+      intraOpThreads: 1,
+      maxTokens: 128,
+      confidence: true,
+      headHidden: 8,
+      lora: { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
+    });
+    const report = await prm.train(train, { epochs: 12, patience: 12, batchSize: 30, learningRate: 0.05 });
+    const mse = meanSquaredError(await prm.score(heldOut), labels);
+    console.log(JSON.stringify({ loraHiddenMse: mse }));
+    expect(mse).toBeLessThan(0.5 * constantPredictorMse(labels, report.trainingLabelMean));
+    // The standardisation came from the training rows' features: the log-likelihood column is not the identity.
+    expect(Array.from(prm.head.inputShift!).some((value) => value !== 0)).toBe(true);
     await prm.release();
   });
 });

@@ -99,11 +99,25 @@ const prmSettingsObject = z
       .describe(
         "What the backbone reads: 'text' renders question, earlier decisions with their results and the decision as plain text (any backbone); 'chat' reads the step as the planner saw and wrote it, its prompt through the backbone's chat template and then its completion (for a backbone that is the planner, whose features are keyed to that format; needs a folder backbone and steps with prompt and completion). Default 'text'.",
       ),
+    stepResult: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Also read what the scored decision's tool returned. With input 'chat' the backbone reads the planner's next prompt (its history now ending with this decision and its result) in place of this step's prompt and completion, when the trajectory goes on (the last decision is read as without); with 'text' the result follows the decision. A Monte-Carlo label is the chance of success from after the decision's result, so with deterministic tools the result adds nothing the label does not already depend on: a lookup that returned a stale value is plain to read there, and hard to infer from the query (the trainer README). Needs steps with result (and, for 'chat', nextPrompt). Default false: the PRM judges the decision alone.",
+      ),
     confidence: z
       .union([z.boolean(), z.enum(['log-probs', 'extended'])])
       .default(false)
       .describe(
         "Also feed the head the planner's confidence in the trajectory so far, from the sampling log-probs recorded with each step. 'log-probs' (or true): the decision's log-likelihood, its least likely token, and the least likely token of any decision up to it; 'extended': those three, each also as a probability, the product of each decision's least likely token probability, and the number of earlier decisions (see confidenceFeatures). A wrong decision the planner sampled against its own judgement shows there, however hard it is to see in the text. Needs steps with completionLogprobs and historyLogprobs. Default false.",
+      ),
+    headHidden: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe(
+        "Units of a ReLU layer between the head's inputs and its score (a PyTorch Sequential(Linear(inputs, headHidden), ReLU, Linear(headHidden, 1))); 0 scores with one linear layer, the Hugging Face *ForSequenceClassification head. A frozen backbone's last hidden state need not be linear in a step's chance of success: on the Monte-Carlo labels of 23 runs of the default, 64 units fit the held-out labels better than a linear head in every one (the trainer README). Default 0.",
       ),
     maxTokens: z
       .number()

@@ -42,22 +42,19 @@ export interface PrmTrainerSettings {
  */
 export async function createPrmTrainer(settings: PrmTrainerSettings): Promise<{ trainer: TrainableScorer; release: () => Promise<void> }> {
   const { runtime, model, training, config, extractor, heads, head, tokens, labels, extras, extraFeatures, headInputs } = settings;
-  const hiddenSize = model.config.hiddenSize;
   const adapter = training.kind === 'lora' ? training.adapter : undefined;
-  const predict = async (indices: readonly number[]) =>
-    heads.score(
-      headInputs(await extractor.features(indices.map((index) => tokens[index]!), adapter), pickRows(extras, indices, extraFeatures)),
-      head,
-    );
+  const inputsOf = async (indices: readonly number[]) =>
+    headInputs(await extractor.features(indices.map((index) => tokens[index]!), adapter), pickRows(extras, indices, extraFeatures));
+  const predict = async (indices: readonly number[]) => heads.score(await inputsOf(indices), head);
   const common = {
     parameters: head,
     tokens,
     labels,
-    hiddenSize,
     ...(extraFeatures ? { extra: { features: extras, width: extraFeatures } } : {}),
     learningRate: config.learningRate,
     weightDecay: config.weightDecay,
     predict,
+    headInputs: inputsOf,
   };
   let session: TensorSession;
   let trainer: TrainableScorer;
@@ -76,7 +73,7 @@ export async function createPrmTrainer(settings: PrmTrainerSettings): Promise<{ 
       };
     case 'lora': {
       const { layout } = training;
-      const built = buildBackboneTrainingGraph(model.config, model.weights, { kind: 'lora', layout }, config.loss, extraFeatures, config.recompute);
+      const built = buildBackboneTrainingGraph(model.config, model.weights, { kind: 'lora', layout }, config.loss, extraFeatures, config.recompute, heads.layout.hidden);
       session = await createGraphSession(runtime, built.graph, 'prm-lora-train');
       const backbone: Record<string, Float32Array> = {};
       for (const { path } of layout.modules) {
@@ -95,7 +92,7 @@ export async function createPrmTrainer(settings: PrmTrainerSettings): Promise<{ 
     }
     case 'full': {
       const trained = { kind: 'full' as const, weights: training.weightNames };
-      const built = buildBackboneTrainingGraph(model.config, model.weights, trained, config.loss, extraFeatures, config.recompute);
+      const built = buildBackboneTrainingGraph(model.config, model.weights, trained, config.loss, extraFeatures, config.recompute, heads.layout.hidden);
       // hostWeights: AdamW writes the model's arrays, which a CUDA session would not see otherwise.
       session = await createGraphSession(runtime, built.graph, 'prm-full-train', { hostWeights: true });
       trainer = createBackboneTrainer({

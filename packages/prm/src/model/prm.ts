@@ -17,7 +17,7 @@ import type { PrmExample } from '../example/prm-example';
 import { renderStepInput } from '../example/render-input';
 import { createFeatureExtractor, type FeatureExtractor } from './backbone-features';
 import { confidenceFeatureCount, confidenceFeatureSet, confidenceFeatures, describeStep } from './confidence-features';
-import { createHeadSessions, type HeadParameters, type HeadSessions } from './head-graph';
+import { createHeadParameters, createHeadSessions, type HeadLayout, type HeadParameters, type HeadSessions, headLayoutOf } from './head-graph';
 import { type PrmConfig, type PrmSettings, prmSettingsSchema } from './prm-settings';
 import { type PrmTrainingReport, type PrmTrainingSettings, prmTrainingSettingsSchema } from './prm-training-settings';
 import { createPrmTrainer, type PrmBackboneTraining } from './prm-trainer';
@@ -25,7 +25,8 @@ import { runTrainingLoop } from './training-loop';
 
 /**
  * A process reward model: a Qwen3 backbone and a sigmoid regression head on its last token
- * (and, with `confidence`, on the planner's confidence features too).
+ * (and, with `confidence`, on the planner's confidence features too), linear or with one ReLU
+ * layer (`headHidden`).
  */
 export interface Prm {
   readonly config: PrmConfig;
@@ -85,8 +86,12 @@ async function loadBackbone(config: PrmConfig, trainedFolder?: string): Promise<
   return { model, encode: (text) => tokenizer.encode(text), encodeChat: (messages) => tokenizer.encodeChat(messages) };
 }
 
-/** The ids of a step as the planner saw and wrote it: its prompt through the chat template, then its completion. */
-function encodeChatStep(backbone: Backbone, input: StepScoringInput & { id?: string }): number[] {
+/**
+ * The ids of a step as the planner saw and wrote it: its prompt through the chat template, then its
+ * completion; with `stepResult`, the next step's prompt when there is one (this step and its result in its history).
+ */
+function encodeChatStep(backbone: Backbone, input: StepScoringInput & { id?: string }, stepResult: boolean): number[] {
+  if (stepResult && input.nextPrompt !== undefined && backbone.encodeChat !== undefined) return backbone.encodeChat(input.nextPrompt);
   if (input.prompt === undefined || input.completion === undefined || backbone.encodeChat === undefined) {
     throw new AgentFlowError({
       code: 'INVALID_ARGUMENT',
@@ -168,14 +173,17 @@ export async function assemblePrm(
   const featureSet = confidenceFeatureSet(config.confidence);
   const extraFeatures = confidenceFeatureCount(config.confidence);
   const headWidth = hiddenSize + extraFeatures;
-  let heads: HeadSessions = await createHeadSessions(runtime, headWidth);
-  const head: HeadParameters = state.head ?? { weight: new Float32Array(headWidth), bias: new Float32Array(1) };
-  if (head.weight.length !== headWidth) {
+  const headLayout: HeadLayout = { inputs: headWidth, hidden: config.headHidden };
+  const head: HeadParameters = state.head ?? createHeadParameters(headLayout);
+  const given = headLayoutOf(head);
+  if (given.inputs !== headLayout.inputs || given.hidden !== headLayout.hidden || head.weight.length !== (headLayout.hidden || headLayout.inputs)) {
+    await extractor.release();
     throw new AgentFlowError({
       code: 'SHAPE_MISMATCH',
-      message: `The PRM head has ${head.weight.length} weights but reads ${headWidth} features (hidden size ${hiddenSize}${extraFeatures ? ` and ${extraFeatures} confidence features` : ''}).`,
+      message: `The PRM head reads ${given.inputs} features${given.hidden ? ` through ${given.hidden} hidden units` : ''} with ${head.weight.length} score weights, but this PRM gives it ${headWidth} (hidden size ${hiddenSize}${extraFeatures ? ` and ${extraFeatures} confidence features` : ''})${headLayout.hidden ? ` through ${headLayout.hidden} hidden units (headHidden)` : ' with no hidden layer (headHidden 0)'}.`,
     });
   }
+  let heads: HeadSessions = await createHeadSessions(runtime, headLayout);
   /** The confidence features of each input, [rows, extraFeatures] row-major (empty without them). */
   const extrasOf = (inputs: readonly (StepScoringInput & { id?: string })[]) =>
     Float32Array.from(inputs.flatMap((input) => (featureSet ? confidenceFeatures(input, featureSet) : [])));
@@ -192,8 +200,15 @@ export async function assemblePrm(
   };
   const keepEnd = (ids: number[]) => (ids.length > config.maxTokens ? ids.slice(ids.length - config.maxTokens) : ids);
   const encode = (text: string) => keepEnd(backbone.encode(text));
-  const encodeStep = (input: StepScoringInput & { id?: string }) =>
-    config.input === 'chat' ? keepEnd(encodeChatStep(backbone, input)) : encode(renderStepInput(input));
+  const encodeStep = (input: StepScoringInput & { id?: string }) => {
+    if (config.stepResult && input.action !== null && input.result === undefined) {
+      throw new AgentFlowError({
+        code: 'INVALID_ARGUMENT',
+        message: `PRM stepResult reads what each decision's tool returned, but step ${describeStep(input)} has no result (label files written before it was recorded lack it: relabel, or set stepResult false).`,
+      });
+    }
+    return config.input === 'chat' ? keepEnd(encodeChatStep(backbone, input, config.stepResult)) : encode(renderStepInput(input, { stepResult: config.stepResult }));
+  };
 
   const prm: Prm = {
     config,
@@ -233,7 +248,7 @@ export async function assemblePrm(
       const extras = extrasOf(usable);
       const labels = Float32Array.from(usable, (example) => example.label);
       await heads.release();
-      heads = await createHeadSessions(runtime, headWidth, trainingConfig.loss);
+      heads = await createHeadSessions(runtime, headLayout, trainingConfig.loss);
       const { trainer, release } = await createPrmTrainer({
         runtime,
         model,

@@ -1,7 +1,7 @@
 import { type AdamW, clipGradientsByGlobalNorm, createAdamW, type HostTensor, type TensorSession } from '@agentflow/tensor';
 import { CONFIDENCE, paddedFeeds } from './backbone-features';
-import { HEAD_BIAS, HEAD_WEIGHT, type HeadParameters, LABELS, LOSS } from './head-graph';
-import { pickRows, resetHead } from './train-head';
+import { type HeadParameters, headArrays, headDecays, headFeeds, headLayoutOf, inputStatistics, LABELS, LOSS, resetHead } from './head-graph';
+import { pickRows, snapshotArrays } from './train-head';
 import type { TrainableScorer } from './training-loop';
 
 /** How the backbone's trained arrays take their AdamW step (the head has its own optimiser). */
@@ -31,16 +31,16 @@ export function createBackboneTrainer(settings: {
   parameters: HeadParameters;
   tokens: readonly (readonly number[])[];
   labels: Float32Array;
-  hiddenSize: number;
   /** Extra head inputs per row ([rows, extraFeatures] row-major), after the hidden state. */
   extra?: { features: Float32Array; width: number };
   learningRate: number;
   weightDecay: number;
   optimizer: BackboneOptimizerSettings;
   predict: (indices: readonly number[]) => Promise<ArrayLike<number>>;
+  /** The head's input rows of `indices` as the backbone gives them now (a hidden layer's standardisation comes from them). */
+  headInputs: (indices: readonly number[]) => Promise<Float32Array>;
 }): TrainableScorer {
-  const { session, backbone, parameters, tokens, labels, hiddenSize, extra } = settings;
-  const headWidth = hiddenSize + (extra?.width ?? 0);
+  const { session, backbone, parameters, tokens, labels, extra } = settings;
   const extraFeeds = (batch: readonly number[]): Record<string, HostTensor> => {
     if (!extra) return {};
     const rows = pickRows(extra.features, batch, extra.width);
@@ -49,7 +49,7 @@ export function createBackboneTrainer(settings: {
   const headOptimizer = createAdamW({
     schedule: { kind: 'constant', learningRate: settings.learningRate },
     weightDecay: settings.weightDecay,
-    decays: (name) => name === HEAD_WEIGHT,
+    decays: headDecays,
   });
   const backboneOptimizer: AdamW = createAdamW({
     schedule: { kind: 'constant', learningRate: settings.optimizer.learningRate },
@@ -57,39 +57,42 @@ export function createBackboneTrainer(settings: {
     ...(settings.optimizer.decays ? { decays: settings.optimizer.decays } : {}),
   });
   const names = Object.keys(backbone);
+  const head = headArrays(parameters);
+  const headNames = Object.keys(head);
   return {
-    reset: (labelMean) => resetHead(parameters, labelMean),
+    async reset(labelMean, random, train) {
+      const layout = headLayoutOf(parameters);
+      const statistics = layout.hidden > 0 ? inputStatistics(await settings.headInputs(train), layout.inputs, train.map((_, row) => row)) : undefined;
+      resetHead(parameters, labelMean, random, statistics);
+    },
     async step(batch) {
       const out = await session.run(
         {
           ...paddedFeeds(batch.map((index) => tokens[index]!)),
           ...settings.feeds(),
           ...extraFeeds(batch),
-          [HEAD_WEIGHT]: { dtype: 'float32', shape: [headWidth, 1], data: parameters.weight },
-          [HEAD_BIAS]: { dtype: 'float32', shape: [1], data: parameters.bias },
+          ...headFeeds(parameters),
           [LABELS]: { dtype: 'float32', shape: [batch.length], data: Float32Array.from(batch, (index) => labels[index]!) },
         },
-        [LOSS, `grad.${HEAD_WEIGHT}`, `grad.${HEAD_BIAS}`, ...names.map((name) => `grad.${name}`)],
+        [LOSS, ...[...headNames, ...names].map((name) => `grad.${name}`)],
       );
       const gradient = (name: string) => out[`grad.${name}`]!.data as Float32Array;
-      const head = { [HEAD_WEIGHT]: gradient(HEAD_WEIGHT), [HEAD_BIAS]: gradient(HEAD_BIAS) };
+      const headGradients = Object.fromEntries(headNames.map((name) => [name, gradient(name)]));
       const backboneGradients = Object.fromEntries(names.map((name) => [name, gradient(name)]));
       // One global norm over everything that trains (the head's names cannot be weight names).
-      if (settings.optimizer.maxGradNorm > 0) clipGradientsByGlobalNorm({ ...head, ...backboneGradients }, settings.optimizer.maxGradNorm);
-      headOptimizer.step({ [HEAD_WEIGHT]: parameters.weight, [HEAD_BIAS]: parameters.bias }, head);
+      if (settings.optimizer.maxGradNorm > 0) clipGradientsByGlobalNorm({ ...headGradients, ...backboneGradients }, settings.optimizer.maxGradNorm);
+      headOptimizer.step(head, headGradients);
       backboneOptimizer.step(backbone, backboneGradients);
       return Number(out[LOSS]!.data[0]);
     },
     predict: settings.predict,
     snapshot() {
       // A copy of every trained array: the size of the backbone when it trains in full.
-      const saved = Object.fromEntries(Object.entries(backbone).map(([name, values]) => [name, values.slice()]));
-      const weight = parameters.weight.slice();
-      const bias = parameters.bias.slice();
+      const restoreBackbone = snapshotArrays(backbone);
+      const restoreHead = snapshotArrays(head);
       return () => {
-        for (const [name, values] of Object.entries(saved)) backbone[name]!.set(values);
-        parameters.weight.set(weight);
-        parameters.bias.set(bias);
+        restoreBackbone();
+        restoreHead();
       };
     },
   };

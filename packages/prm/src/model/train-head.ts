@@ -1,5 +1,5 @@
 import { createAdamW } from '@agentflow/tensor';
-import type { HeadParameters, HeadSessions } from './head-graph';
+import { type HeadParameters, type HeadSessions, headArrays, headDecays, inputStatistics, resetHead } from './head-graph';
 import type { TrainableScorer } from './training-loop';
 
 /** Gathers rows of a [rows, hidden] matrix. */
@@ -11,13 +11,6 @@ export function pickRows(features: Float32Array, indices: readonly number[], hid
   return out;
 }
 
-/** Sets the head to the constant predictor of `labelMean`: weight 0, bias = logit(mean). */
-export function resetHead(parameters: HeadParameters, labelMean: number): void {
-  const clamped = Math.min(Math.max(labelMean, 1e-4), 1 - 1e-4);
-  parameters.weight.fill(0);
-  parameters.bias[0] = Math.log(clamped / (1 - clamped));
-}
-
 /**
  * The head trained on frozen backbone features computed once: each step costs one tiny
  * ONNX Runtime call, so hundreds of epochs take seconds.
@@ -25,7 +18,7 @@ export function resetHead(parameters: HeadParameters, labelMean: number): void {
 export function createHeadTrainer(settings: {
   head: HeadSessions;
   parameters: HeadParameters;
-  features: Float32Array; // [rows, hidden]
+  features: Float32Array; // [rows, head inputs]
   labels: Float32Array; // [rows]
   learningRate: number;
   weightDecay: number;
@@ -34,27 +27,30 @@ export function createHeadTrainer(settings: {
   const optimizer = createAdamW({
     schedule: { kind: 'constant', learningRate: settings.learningRate },
     weightDecay: settings.weightDecay,
-    decays: (name) => name === 'weight',
+    decays: headDecays,
   });
+  const width = head.layout.inputs;
   return {
-    reset: (labelMean) => resetHead(parameters, labelMean),
+    reset: (labelMean, random, train) =>
+      resetHead(parameters, labelMean, random, head.layout.hidden > 0 ? inputStatistics(features, width, train) : undefined),
     async step(batch) {
       const { loss, gradients } = await head.lossAndGradients(
-        pickRows(features, batch, head.hiddenSize),
+        pickRows(features, batch, width),
         Float32Array.from(batch, (index) => labels[index]!),
         parameters,
       );
-      optimizer.step({ weight: parameters.weight, bias: parameters.bias }, gradients);
+      optimizer.step(headArrays(parameters), gradients);
       return loss;
     },
-    predict: (indices) => head.score(pickRows(features, indices, head.hiddenSize), parameters),
-    snapshot() {
-      const weight = parameters.weight.slice();
-      const bias = parameters.bias.slice();
-      return () => {
-        parameters.weight.set(weight);
-        parameters.bias.set(bias);
-      };
-    },
+    predict: (indices) => head.score(pickRows(features, indices, width), parameters),
+    snapshot: () => snapshotArrays(headArrays(parameters)),
+  };
+}
+
+/** Copies of `arrays`; calling the result writes them back in place. */
+export function snapshotArrays(arrays: Record<string, Float32Array>): () => void {
+  const saved = Object.entries(arrays).map(([name, values]) => [name, values.slice()] as const);
+  return () => {
+    for (const [name, values] of saved) arrays[name]!.set(values);
   };
 }

@@ -25,8 +25,11 @@ export function splitByTrajectory(
 
 /** What the loop needs from a model; the head-only and LoRA trainers each provide one. */
 export interface TrainableScorer {
-  /** Resets to the constant predictor of `trainingLabelMean` (head weight 0, bias = its logit). */
-  reset(trainingLabelMean: number): void;
+  /**
+   * Resets to the constant predictor of `trainingLabelMean` (score weight 0, bias = its logit), a
+   * hidden layer of the head drawn anew from `random` and standardising its inputs over the rows `train`.
+   */
+  reset(trainingLabelMean: number, random: Random, train: readonly number[]): Promise<void> | void;
   /** One optimiser step on the rows `batch`; returns the batch's mean loss before the step. */
   step(batch: readonly number[]): Promise<number>;
   /** Scores of the rows `indices`. */
@@ -54,10 +57,11 @@ export async function runTrainingLoop(settings: {
   const random = createRandom(config.seed);
   const { train, validation } = splitByTrajectory(settings.trajectoryIds, config.validationFraction, random.fork('split'));
   const trainingLabelMean = mean(Float32Array.from(train, (index) => labels[index]!));
-  model.reset(trainingLabelMean);
   const validationIndices = validation.length > 0 ? validation : train;
   const validationLabels = Float32Array.from(validationIndices, (index) => labels[index]!);
   const order = random.fork('batches');
+  // Forked after the split and the batch order, so a linear head trains exactly as before hidden layers existed.
+  await model.reset(trainingLabelMean, random.fork('head'), train);
   const epochs: PrmEpochRecord[] = [];
   let best = { loss: Number.POSITIVE_INFINITY, epoch: 0, restore: model.snapshot() };
   let stoppedEarly = false;

@@ -12,6 +12,7 @@ export async function runTrainPrm(options: TrainPrmOptions, io: CommandContext):
       ? { kind: 'folder', path: options.backbone }
       : { kind: 'random', preset: options.preset, seed: options.seed },
     ...(options.loraRank > 0 ? { lora: { rank: options.loraRank, alpha: options.loraAlpha ?? 2 * options.loraRank } } : {}),
+    headHidden: options.headHidden,
     maxTokens: options.maxTokens,
     device: options.device,
   });

@@ -17,6 +17,7 @@ export const trainPrmOptionsSchema = z
     patience: z.coerce.number().int().positive().default(10).describe('Epochs without improvement before stopping.'),
     loraRank: z.coerce.number().int().nonnegative().default(0).describe('LoRA rank on the backbone; 0 trains the head only.'),
     loraAlpha: z.coerce.number().positive().optional().describe('LoRA alpha (default 2 x rank).'),
+    headHidden: z.coerce.number().int().nonnegative().default(0).describe("Units of a ReLU layer in the head before its score; 0: a linear head."),
     maxTokens: z.coerce.number().int().positive().default(512).describe('Longest input in tokens (the start is cut).'),
     device: z.enum(['auto', 'cuda', 'cpu']).default('auto').describe('ONNX Runtime execution provider.'),
   })
