@@ -1,11 +1,11 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRandom } from '@agentflow/core';
 import { describe, expect, it } from 'vitest';
 import type { PrmExample } from '../example/prm-example';
 import { constantPredictorMse, meanSquaredError } from '../metrics/regression';
-import { loadPrm, savePrm } from './checkpoint';
+import { loadPrm, PRM_CONFIG_FILE, savePrm } from './checkpoint';
 import { confidenceFeatureCount, confidenceFeatures } from './confidence-features';
 import { createPrm } from './prm';
 
@@ -159,7 +159,7 @@ describe('a PRM with confidence features', () => {
     expect(extended).toBeLessThan(0.5 * logProbs);
   });
 
-  it('a head with a hidden layer learns that step from the log-probs alone, and its checkpoint scores the same in another PRM', async () => {
+  it('a head with a hidden layer learns that step from the log-probs alone; its checkpoint scores the same in another PRM, and one whose config names another width is refused', async () => {
     const examples = (count: number, seed: number): PrmExample[] => {
       const random = createRandom(seed);
       return Array.from({ length: count }, (_, index) => {
@@ -198,6 +198,11 @@ describe('a PRM with confidence features', () => {
     expect(loaded.config.headHidden).toBe(16);
     expect(Array.from(loaded.head.inputScale!)).toEqual(Array.from(hidden.prm.head.inputScale!));
     expect(await loaded.score(heldOutSet)).toEqual(await hidden.prm.score(heldOutSet));
+    // A config that names another width than the head file holds is refused with both.
+    const configPath = join(dir, PRM_CONFIG_FILE);
+    const saved = JSON.parse(readFileSync(configPath, 'utf8'));
+    writeFileSync(configPath, JSON.stringify({ ...saved, settings: { ...saved.settings, headHidden: 8 } }));
+    await expect(loadPrm(dir, { device: 'cpu' })).rejects.toThrow(/must hold .*score\.hidden\.weight \[8, \d+\].*settings\.headHidden 8\); it holds .*score\.hidden\.weight \[16, \d+\]/);
     await Promise.all([linear.prm.release(), hidden.prm.release(), loaded.release()]);
   });
 
