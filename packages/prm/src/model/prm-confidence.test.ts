@@ -44,6 +44,31 @@ function confidenceExamples(count: number, seed: number): PrmExample[] {
   return examples;
 }
 
+/**
+ * As on the world's Monte-Carlo labels: a trajectory whose tokens all had p >= 0.7 succeeds three
+ * times in four; one with any token below it, wherever below (log-probs -1.5 to -9), one time in
+ * seven. The labels are those chances, so the best predictor's MSE is 0. Ids start with `prefix`.
+ */
+function chanceStepsBelowTokenProbability(count: number, seed: number, prefix: string): PrmExample[] {
+  const random = createRandom(seed);
+  return Array.from({ length: count }, (_, index) => {
+    const doubted = random.next() < 0.5;
+    const lowest = doubted ? -1.5 - 7.5 * random.next() : Math.log(0.7 + 0.3 * random.next());
+    return {
+      id: `${prefix}${seed}-${index}:0`,
+      trajectoryId: `${prefix}${seed}-${index}`,
+      stepIndex: 0,
+      question: 'How many cats does Riri have?',
+      history: [],
+      action: { thought: 'look it up', action: 'search', action_input: 'Riri cats' },
+      completionLogprobs: [Math.log(0.95), lowest],
+      historyLogprobs: [],
+      label: doubted ? 1 / 7 : 0.75,
+      provenance: { labeller: 'monte-carlo', samples: 4, successes: 0 },
+    };
+  });
+}
+
 describe('confidenceFeatures', () => {
   it("gives the decision's log-likelihood, its least likely token, and the least likely token so far", () => {
     const [example] = confidenceExamples(1, 1).slice(2);
@@ -110,28 +135,7 @@ describe('a PRM with confidence features', () => {
   });
 
   it("with 'extended', learns a success chance that falls in a step below a token probability, where a head linear in the log-probs cannot", async () => {
-    // As on the world's Monte-Carlo labels: a trajectory whose tokens all had p >= 0.7 succeeds
-    // three times in four; one with any token below it, wherever below (log-probs -1.5 to -9),
-    // one time in seven. The labels are those chances, so the best predictor's MSE is 0.
-    const steps = (count: number, seed: number): PrmExample[] => {
-      const random = createRandom(seed);
-      return Array.from({ length: count }, (_, index) => {
-        const doubted = random.next() < 0.5;
-        const lowest = doubted ? -1.5 - 7.5 * random.next() : Math.log(0.7 + 0.3 * random.next());
-        return {
-          id: `s${seed}-${index}:0`,
-          trajectoryId: `s${seed}-${index}`,
-          stepIndex: 0,
-          question: 'How many cats does Riri have?',
-          history: [],
-          action: { thought: 'look it up', action: 'search', action_input: 'Riri cats' },
-          completionLogprobs: [Math.log(0.95), lowest],
-          historyLogprobs: [],
-          label: doubted ? 1 / 7 : 0.75,
-          provenance: { labeller: 'monte-carlo', samples: 4, successes: 0 },
-        };
-      });
-    };
+    const steps = (count: number, seed: number) => chanceStepsBelowTokenProbability(count, seed, 's');
     const train = steps(160, 4);
     const heldOut = steps(80, 5);
     const labels = heldOut.map((example) => example.label);
@@ -160,26 +164,7 @@ describe('a PRM with confidence features', () => {
   });
 
   it('a head with a hidden layer learns that step from the log-probs alone; its checkpoint scores the same in another PRM, and one whose config names another width is refused', async () => {
-    const examples = (count: number, seed: number): PrmExample[] => {
-      const random = createRandom(seed);
-      return Array.from({ length: count }, (_, index) => {
-        const doubted = random.next() < 0.5;
-        const lowest = doubted ? -1.5 - 7.5 * random.next() : Math.log(0.7 + 0.3 * random.next());
-        return {
-          id: `h${seed}-${index}:0`,
-          trajectoryId: `h${seed}-${index}`,
-          stepIndex: 0,
-          question: 'How many cats does Riri have?',
-          history: [],
-          action: { thought: 'look it up', action: 'search', action_input: 'Riri cats' },
-          completionLogprobs: [Math.log(0.95), lowest],
-          historyLogprobs: [],
-          label: doubted ? 1 / 7 : 0.75,
-          provenance: { labeller: 'monte-carlo', samples: 4, successes: 0 },
-        };
-      });
-    };
-    const [trainSet, heldOutSet] = [examples(160, 6), examples(80, 7)];
+    const [trainSet, heldOutSet] = [chanceStepsBelowTokenProbability(160, 6, 'h'), chanceStepsBelowTokenProbability(80, 7, 'h')];
     const heldOutLabels = heldOutSet.map((example) => example.label);
     const fit = async (headHidden: number) => {
       const prm = await createPrm({ device: 'cpu', intraOpThreads: 1, maxTokens: 128, confidence: 'log-probs', headHidden });
