@@ -68,10 +68,14 @@ export function createHeadParameters(layout: HeadLayout): HeadParameters {
 
 /**
  * The shift and scale that standardise each of `width` columns of the rows `rows` of `inputs`
- * (row-major): the column's mean, and one over its standard deviation (1 for a column that
- * does not vary, so it passes through centred).
+ * (row-major; every row when `rows` is absent): the column's mean, and one over its standard
+ * deviation (1 for a column that does not vary, so it passes through centred).
  */
-export function inputStatistics(inputs: Float32Array, width: number, rows: readonly number[]): { shift: Float32Array; scale: Float32Array } {
+export function inputStatistics(
+  inputs: Float32Array,
+  width: number,
+  rows: readonly number[] = Array.from({ length: inputs.length / width }, (_, row) => row),
+): { shift: Float32Array; scale: Float32Array } {
   const shift = new Float32Array(width);
   const scale = new Float32Array(width).fill(1);
   if (rows.length === 0) return { shift, scale };

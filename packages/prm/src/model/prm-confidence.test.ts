@@ -8,6 +8,7 @@ import { constantPredictorMse, meanSquaredError } from '../metrics/regression';
 import { loadPrm, PRM_CONFIG_FILE, savePrm } from './checkpoint';
 import { confidenceFeatureCount, confidenceFeatures } from './confidence-features';
 import { createPrm } from './prm';
+import type { PrmSettings } from './prm-settings';
 
 /**
  * Trajectories of three steps whose text says nothing about the label: every decision is the
@@ -191,15 +192,13 @@ describe('a PRM with confidence features', () => {
     await Promise.all([linear.prm.release(), hidden.prm.release(), loaded.release()]);
   });
 
+  // A PRM with LoRA on the backbone and the three log-prob features, and how it trains.
+  const withLora: PrmSettings = { device: 'cpu', intraOpThreads: 1, maxTokens: 128, confidence: true, lora: { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] } };
+  const loraTraining = { epochs: 12, patience: 12, batchSize: 30, learningRate: 0.05 };
+
   it('trains them with LoRA on the backbone too', async () => {
-    const prm = await createPrm({
-      device: 'cpu',
-      intraOpThreads: 1,
-      maxTokens: 128,
-      confidence: true,
-      lora: { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
-    });
-    const report = await prm.train(train, { epochs: 12, patience: 12, batchSize: 30, learningRate: 0.05 });
+    const prm = await createPrm(withLora);
+    const report = await prm.train(train, loraTraining);
     const mse = meanSquaredError(await prm.score(heldOut), labels);
     console.log(JSON.stringify({ loraMse: mse, losses: report.epochs.map((epoch) => epoch.trainLoss.toFixed(3)) }));
     expect(mse).toBeLessThan(0.5 * constantPredictorMse(labels, report.trainingLabelMean));
@@ -207,15 +206,8 @@ describe('a PRM with confidence features', () => {
   });
 
   it('trains a head with a hidden layer with LoRA on the backbone', async () => {
-    const prm = await createPrm({
-      device: 'cpu',
-      intraOpThreads: 1,
-      maxTokens: 128,
-      confidence: true,
-      headHidden: 8,
-      lora: { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
-    });
-    const report = await prm.train(train, { epochs: 12, patience: 12, batchSize: 30, learningRate: 0.05 });
+    const prm = await createPrm({ ...withLora, headHidden: 8 });
+    const report = await prm.train(train, loraTraining);
     const mse = meanSquaredError(await prm.score(heldOut), labels);
     console.log(JSON.stringify({ loraHiddenMse: mse }));
     expect(mse).toBeLessThan(0.5 * constantPredictorMse(labels, report.trainingLabelMean));

@@ -62,7 +62,7 @@ export function createBackboneTrainer(settings: {
   return {
     async reset(labelMean, random, train) {
       const layout = headLayoutOf(parameters);
-      const statistics = layout.hidden > 0 ? inputStatistics(await settings.headInputs(train), layout.inputs, train.map((_, row) => row)) : undefined;
+      const statistics = layout.hidden > 0 ? inputStatistics(await settings.headInputs(train), layout.inputs) : undefined;
       resetHead(parameters, labelMean, random, statistics);
     },
     async step(batch) {
