@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readJsonl } from '@agentflow/core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runSummarySchema } from '@agentflow/eval';
 import { vllmStatePath } from '@agentflow/llm';
 import { startVllmStandIn, type VllmStandIn } from '@agentflow/llm/testing';
@@ -135,9 +135,12 @@ describe('DAPO with rollouts on two loopback vLLM servers (the stand-in), traini
     });
     let holding = true;
     // The second server holds its load of step 1's adapter (saved, recorded as pending, loaded on
-    // the first) until the run is killed; then that load fails, its client gone.
+    // the first) until the run is killed; then that load fails, its client gone. The two loads are
+    // sent at once, so the kill waits for the first server to finish reading the adapter (CI once
+    // killed the run while that read was still in flight).
     const [first, second] = await start(out, async (name) => {
       if (!holding || name !== 'agentflow-step1') return;
+      await vi.waitFor(() => expect(servers[0]!.adapters()).toContain('agentflow-step1'), { timeout: 30_000, interval: 20 });
       signalKill();
       await held;
       throw new Error('the client went away');
