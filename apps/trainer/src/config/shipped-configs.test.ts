@@ -69,7 +69,11 @@ describe('the train block is @agentflow/dapo\'s schema', () => {
   });
 
   it('replaces a credit or dynamic sampling of another kind whole, and merges one of the same kind', () => {
+    // The default: the outcome advantage plus the PRM's process-sum advantage, at equal weight.
+    expect(parse({}).credit).toEqual({ kind: 'mix', lambda: 1, process: { kind: 'process-sum' } });
     expect(parse({ credit: { kind: 'outcome' } }).credit).toEqual({ kind: 'outcome' });
+    expect(parse({ credit: { lambda: 0.5 } }).credit).toEqual({ kind: 'mix', lambda: 0.5, process: { kind: 'process-sum' } });
+    expect(parse({ credit: { kind: 'process-sum' } }).credit).toEqual({ kind: 'process-sum' });
     expect(parse({ dynamicSampling: { kind: 'drop' } }).dynamicSampling).toEqual({ kind: 'drop', stdThreshold: 1e-3 });
     expect(parse({ dynamicSampling: { maxRounds: 3 } }).dynamicSampling).toEqual({ kind: 'refill', maxRounds: 3, stdThreshold: 1e-3 });
   });
