@@ -37,7 +37,8 @@ export const TRAIN_DEFAULTS = {
   // The outcome advantage plus the PRM's process-sum advantage (PRIME's combination of verifiable
   // and process rewards). Measured on seeds 0-9 (2026-12-05, trainer README): process-sum alone
   // gained +11.2 on seed 7, where the PRM went stale late in the run; the mix +20.8 there and
-  // within a point of process-sum on the other nine (mean +25.4, lowest +19.2).
+  // within 1.7 points of process-sum on the other nine (mean +25.4, lowest +19.2); lambda 0.5 and 2
+  // gave +25.1 and +25.4.
   credit: { kind: 'mix', lambda: 1, process: { kind: 'process-sum' } },
   // No signal: dapo's own default, `either` with process credit (a group is kept when its outcomes
   // differ or its PRM scores vary), `outcome` with outcome or gigpo credit. Measured across seeds
